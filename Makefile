@@ -1,0 +1,42 @@
+# Every target installs from the hash-pinned locks in requirements/ into .venv.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck bench lock clean
+
+install: $(STAMP)
+
+$(STAMP): requirements/runtime.lock requirements/dev.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/runtime.lock -r requirements/dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/rulecheck lint rules/
+	$(BIN)/rulecheck hash rules/
+
+test: $(STAMP) lint typecheck
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine tests
+	$(BIN)/ruff format --check engine tests
+	$(BIN)/rulecheck fmt --check rules/
+	$(BIN)/rulecheck lint rules/
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python tests/bench/run.py --out docs/performance.md
+
+# Regenerate the locks (needs pip-tools; not part of the normal flow).
+lock:
+	cd requirements && pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links -o runtime.lock runtime.in
+	cd requirements && pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links -o dev.lock dev.in
+
+clean:
+	rm -rf $(VENV) build *.egg-info

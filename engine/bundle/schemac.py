@@ -1,0 +1,318 @@
+"""A compiler for the JSON Schema (draft-07) subset our contract files use.
+
+Each schema node becomes a generated Python function that checks one value and appends
+every violation, with its JSON pointer, to a list: one pass gives the whole error list,
+at the speed of hand-written checks. A keyword outside the subset is refused when the
+schema is compiled, never silently ignored. `tests/test_schemac.py` holds it to the
+`jsonschema` reference implementation.
+
+Integers are strict: a JSON `10.0` or `true` is not an integer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+SchemaError = tuple[str, str, str]  # (pointer, keyword, message)
+Validator = Callable[[Any], list[SchemaError]]
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$comment", "definitions"})
+_SUPPORTED = (
+    frozenset(
+        {
+            "$ref",
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "items",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "enum",
+            "const",
+            "pattern",
+            "minLength",
+            "maxLength",
+            "minimum",
+            "maximum",
+            "oneOf",
+            "anyOf",
+        }
+    )
+    | _ANNOTATIONS
+)
+_TYPE_TESTS = {
+    "object": "x.__class__ is dict",
+    "array": "x.__class__ is list",
+    "string": "x.__class__ is str",
+    "integer": "x.__class__ is int",
+    "number": "(x.__class__ is int or isinstance(x, float) or x.__class__ is _Decimal)",
+    "boolean": "x.__class__ is bool",
+    "null": "x is None",
+}
+
+
+class SchemaCompileError(ValueError):
+    """The schema uses something this compiler does not implement."""
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return f"`{text}`" if len(text) <= 60 else f"`{text[:57]}...`"
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return ("[", *(_hashable(v) for v in value))
+    if isinstance(value, dict):
+        return ("{", *sorted((k, _hashable(v)) for k, v in value.items()))
+    if value.__class__ is bool:
+        return ("bool", value)
+    return value
+
+
+def _unique(items: list[Any]) -> bool:
+    if all(item.__class__ is str for item in items):
+        return len(set(items)) == len(items)
+    keys = [_hashable(item) for item in items]
+    return len(keys) == len(set(keys))
+
+
+class _Generator:
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+        self.namespace: dict[str, Any] = {
+            "_Decimal": Decimal,
+            "_shown": _shown,
+            "_unique": _unique,
+            "_MISSING": object(),
+        }
+        self.sources: list[str] = []
+        self.counter = itertools.count()
+        self.refs: dict[str, str] = {}
+
+    def constant(self, value: Any) -> str:
+        name = f"K{next(self.counter)}"
+        self.namespace[name] = value
+        return name
+
+    def function(self, schema: Any) -> str:
+        """The name of a generated function `f(x, p, E)` checking `schema`."""
+        if schema is True or schema == {}:
+            return "_accept"
+        if not isinstance(schema, dict):
+            raise SchemaCompileError(f"a schema must be an object, not {schema!r}")
+        unknown = sorted(set(schema) - _SUPPORTED)
+        if unknown:
+            raise SchemaCompileError("unsupported keyword(s): " + ", ".join(unknown))
+        if "$ref" in schema:
+            return self.reference(schema["$ref"])
+        name = f"s{next(self.counter)}"
+        body = self.body(schema)
+        self.sources.append(
+            f"def {name}(x, p, E):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+        )
+        return name
+
+    def reference(self, ref: str) -> str:
+        if not ref.startswith("#/definitions/"):
+            raise SchemaCompileError(f"only local `#/definitions/...` references, not `{ref}`")
+        key = ref.removeprefix("#/definitions/")
+        if key not in self.refs:
+            target = self.root.get("definitions", {}).get(key)
+            if target is None:
+                raise SchemaCompileError(f"`{ref}` names no definition")
+            name = f"d{next(self.counter)}"
+            self.refs[key] = name
+            self.sources.append(
+                f"def {name}(x, p, E):\n    return {self.function(target)}(x, p, E)\n"
+            )
+        return self.refs[key]
+
+    def body(self, schema: dict[str, Any]) -> list[str]:
+        lines: list[str] = []
+        if "type" in schema:
+            types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+            unknown = [t for t in types if t not in _TYPE_TESTS]
+            if unknown:
+                raise SchemaCompileError(f"unknown type(s) {unknown}")
+            test = " or ".join(_TYPE_TESTS[t] for t in types)
+            lines += [
+                f"if not ({test}):",
+                f"    E.append((p, 'type', _shown(x) + ' is not of type {' or '.join(types)}'))",
+                "    return",
+            ]
+        if "enum" in schema:
+            allowed = self.constant([_hashable(v) for v in schema["enum"]])
+            text = ", ".join(json.dumps(v) for v in schema["enum"])
+            lines += [
+                f"if _hashable_in(x, {allowed}) is False:",
+                f"    E.append((p, 'enum', _shown(x) + ' is not one of {text}'))",
+            ]
+            self.namespace["_hashable_in"] = lambda x, allowed: _hashable(x) in allowed
+        if "const" in schema:
+            value = self.constant(_hashable(schema["const"]))
+            lines += [
+                f"if _hashable_of(x) != {value}:",
+                "    E.append((p, 'const', _shown(x) + ' is not the required value'))",
+            ]
+            self.namespace["_hashable_of"] = _hashable
+        lines += self.strings(schema) + self.numbers(schema)
+        lines += self.arrays(schema) + self.objects(schema) + self.combinations(schema)
+        return lines
+
+    def strings(self, schema: dict[str, Any]) -> list[str]:
+        checks: list[str] = []
+        if "minLength" in schema:
+            limit = schema["minLength"]
+            checks += [
+                f"if len(x) < {limit}:",
+                f"    E.append((p, 'minLength', 'text is shorter than {limit} character(s)'))",
+            ]
+        if "maxLength" in schema:
+            limit = schema["maxLength"]
+            checks += [
+                f"if len(x) > {limit}:",
+                f"    E.append((p, 'maxLength', 'text is longer than {limit} characters'"
+                " + ' (%d)' % len(x)))",
+            ]
+        if "pattern" in schema:
+            pattern = self.constant(re.compile(schema["pattern"]))
+            shown = json.dumps(schema["pattern"]).replace("'", "\\'")
+            checks += [
+                f"if {pattern}.search(x) is None:",
+                f"    E.append((p, 'pattern', _shown(x) + ' does not match `' + {shown!r} + '`'))",
+            ]
+        return ["if x.__class__ is str:", *("    " + c for c in checks)] if checks else []
+
+    def numbers(self, schema: dict[str, Any]) -> list[str]:
+        checks: list[str] = []
+        for keyword, op, word in (("minimum", "<", "less"), ("maximum", ">", "greater")):
+            if keyword in schema:
+                limit = schema[keyword]
+                checks += [
+                    f"if x {op} {limit!r}:",
+                    f"    E.append((p, '{keyword}', _shown(x) + ' is {word} than {limit}'))",
+                ]
+        test = "(x.__class__ is int or isinstance(x, float) or x.__class__ is _Decimal)"
+        return [f"if {test}:", *("    " + c for c in checks)] if checks else []
+
+    def arrays(self, schema: dict[str, Any]) -> list[str]:
+        checks: list[str] = []
+        if "minItems" in schema:
+            limit = schema["minItems"]
+            checks += [
+                f"if len(x) < {limit}:",
+                f"    E.append((p, 'minItems', 'fewer than {limit} item(s) (%d)' % len(x)))",
+            ]
+        if "maxItems" in schema:
+            limit = schema["maxItems"]
+            checks += [
+                f"if len(x) > {limit}:",
+                f"    E.append((p, 'maxItems', 'more than {limit} items (%d)' % len(x)))",
+            ]
+        if schema.get("uniqueItems"):
+            checks += [
+                "if not _unique(x):",
+                "    E.append((p, 'uniqueItems', 'items are not unique'))",
+            ]
+        if "items" in schema:
+            if not isinstance(schema["items"], dict):
+                raise SchemaCompileError("only a single `items` schema is supported")
+            item = self.function(schema["items"])
+            checks += ["for i, v in enumerate(x):", f"    {item}(v, p + '/' + str(i), E)"]
+        return ["if x.__class__ is list:", *("    " + c for c in checks)] if checks else []
+
+    def objects(self, schema: dict[str, Any]) -> list[str]:
+        checks: list[str] = []
+        properties: dict[str, Any] = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        if extra is False:
+            known = self.constant(frozenset(properties))
+            checks += [
+                "for k in x:",
+                f"    if k not in {known}:",
+                "        E.append((p, 'additionalProperties', 'unexpected key `%s`' % k))",
+            ]
+        elif extra is not True:
+            raise SchemaCompileError("`additionalProperties` must be true or false")
+        for key in schema.get("required", []):
+            checks += [
+                f"if {key!r} not in x:",
+                f"    E.append((p, 'required', '`{key}` is a required property'))",
+            ]
+        for key, subschema in properties.items():
+            function = self.function(subschema)
+            if function == "_accept":
+                continue
+            checks += [
+                f"v = x.get({key!r}, _MISSING)",
+                f"if v is not _MISSING: {function}(v, p + {'/' + _escape(key)!r}, E)",
+            ]
+        return ["if x.__class__ is dict:", *("    " + c for c in checks)] if checks else []
+
+    def combinations(self, schema: dict[str, Any]) -> list[str]:
+        lines: list[str] = []
+        for keyword in ("oneOf", "anyOf"):
+            if keyword in schema:
+                branches = ", ".join(self.function(branch) for branch in schema[keyword])
+                lines.append(f"_combine({keyword!r}, ({branches},), x, p, E)")
+        return lines
+
+
+def _combine(
+    keyword: str,
+    branches: tuple[Callable[[Any, str, list[SchemaError]], None], ...],
+    x: Any,
+    p: str,
+    errors: list[SchemaError],
+) -> None:
+    """oneOf/anyOf: report the errors of the one branch whose type fits, if there is one."""
+    results = []
+    for branch in branches:
+        found: list[SchemaError] = []
+        branch(x, p, found)
+        results.append(found)
+    passed = sum(1 for found in results if not found)
+    if passed == 1 or (passed > 1 and keyword == "anyOf"):
+        return
+    if passed > 1:
+        errors.append((p, keyword, _shown(x) + " matches more than one allowed shape"))
+        return
+    fitting = [found for found in results if not (found[0][1] == "type" and found[0][0] == p)]
+    if len(fitting) == 1:
+        errors.extend(fitting[0])
+    else:
+        errors.append((p, keyword, _shown(x) + " does not match any allowed shape"))
+
+
+def compile_schema(schema: dict[str, Any]) -> Validator:
+    """Compile a schema into `validate(value) -> [(pointer, keyword, message), ...]`."""
+    generator = _Generator(schema)
+    root = generator.function(schema)
+    namespace = generator.namespace
+    namespace["_combine"] = _combine
+    namespace["_accept"] = lambda x, p, E: None
+    code = compile("\n".join(generator.sources), "<rulecheck schema>", "exec")
+    exec(code, namespace)
+    check = namespace[root]
+
+    def validate(value: Any) -> list[SchemaError]:
+        errors: list[SchemaError] = []
+        check(value, "", errors)
+        return errors
+
+    return validate

@@ -1,0 +1,45 @@
+"""A source snapshot folder: the real bytes behind each evidence item of a packet."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engine.textlines import excerpt
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """`root/relative` if it stays inside `root` after resolving links, else None."""
+    parts = PurePosixPath(relative).parts
+    if not parts or relative.startswith("/") or ".." in parts:
+        return None
+    candidate = (root / Path(*parts)).resolve()
+    try:
+        candidate.relative_to(root.resolve())
+    except ValueError:
+        return None
+    return candidate
+
+
+def source_document(packet: Any, root: Path) -> dict[str, Any]:
+    """The `source` document: per evidence item, whether its file exists, its sha256 and the
+    exact text of the item's line range in the snapshot."""
+    excerpts = []
+    items = packet.get("items") if isinstance(packet, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        record: dict[str, Any] = {"evidence_id": item.get("id"), "found": False}
+        path = item.get("path")
+        target = _inside(root, path) if isinstance(path, str) else None
+        if target is not None and target.is_file():
+            raw = target.read_bytes()
+            start, end = item.get("start_line"), item.get("end_line")
+            record["found"] = True
+            record["file_sha256"] = hashlib.sha256(raw).hexdigest()
+            if isinstance(start, int) and isinstance(end, int):
+                text = raw.decode("utf-8", errors="replace")
+                record["text"] = excerpt(text, start, end)
+        excerpts.append(record)
+    return {"excerpts": excerpts}

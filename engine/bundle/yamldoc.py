@@ -1,0 +1,146 @@
+"""Strict YAML documents validated by a cerberus schema from `manifests/schemas/`.
+
+PyYAML accepts duplicate keys silently and turns timestamps into datetimes; here a
+duplicate key is an error and a timestamp stays the string the user wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cerberus import Validator
+
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.resources import shipped
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without implicit timestamps, rejecting duplicate keys."""
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _pointer(path: tuple[Any, ...]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def _walk(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], yaml.Node]]:
+    yield path, node
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from _walk(value, (*path, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _walk(item, (*path, index))
+
+
+def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for path, node in _walk(root, ()):
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key, _ in node.value:
+                if key.value in seen:
+                    mark = key.start_mark
+                    found.append(
+                        Diagnostic(
+                            "YAML_DUPLICATE_KEY",
+                            f"key `{key.value}` appears twice in the same mapping",
+                            Location(file, mark.line + 1, mark.column + 1, pointer=_pointer(path)),
+                        )
+                    )
+                seen.add(key.value)
+    return found
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """A shipped cerberus schema by file stem, e.g. `rules_lock`."""
+    text = shipped("schemas").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+    schema: dict[str, Any] = yaml.safe_load(text)
+    return schema
+
+
+def _cerberus_errors(
+    tree: dict[str, Any], path: tuple[Any, ...] = ()
+) -> Iterator[tuple[tuple[Any, ...], str]]:
+    for key, value in sorted(tree.items(), key=lambda item: str(item[0])):
+        for entry in value:
+            if isinstance(entry, dict):
+                yield from _cerberus_errors(entry, (*path, key))
+            else:
+                yield (*path, key), str(entry)
+
+
+def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:
+    """Read, parse and validate a YAML document; every problem is located.
+
+    Raises:
+        RulecheckError: exit 2 when the file cannot be read, exit 1 when it is malformed.
+    """
+    file = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise unreadable(file, error.strerror or type(error).__name__) from None
+    except UnicodeDecodeError as error:
+        diagnostic = Diagnostic(
+            f"{code_prefix}_INVALID_UTF8", f"not valid utf-8 at byte {error.start}", Location(file)
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
+    loader = _StrictLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            raise yaml.YAMLError("the document is empty")
+        problems = _duplicates(root, file)
+        data = loader.construct_document(root)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        message = str(getattr(error, "problem", None) or error)
+        diagnostic = Diagnostic(
+            f"{code_prefix}_INVALID_YAML", message, Location(file, line, column)
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
+    finally:
+        loader.dispose()
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    if not isinstance(data, dict):
+        diagnostic = Diagnostic(
+            f"{code_prefix}_SCHEMA",
+            "the document must be a mapping",
+            Location(file, 1, 1, pointer=""),
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED)
+    validator = Validator(load_schema(schema_name), require_all=True)
+    if not validator.validate(data):
+        nodes = dict(_walk(root, ()))
+        diagnostics = []
+        for error_path, message in _cerberus_errors(validator.errors):
+            node = nodes.get(error_path) or nodes.get(error_path[:-1])
+            mark = node.start_mark if node is not None else None
+            diagnostics.append(
+                Diagnostic(
+                    f"{code_prefix}_SCHEMA",
+                    f"`{_pointer(error_path)}`: {message}",
+                    Location(
+                        file,
+                        mark.line + 1 if mark else None,
+                        mark.column + 1 if mark else None,
+                        pointer=_pointer(error_path),
+                    ),
+                )
+            )
+        raise RulecheckError(diagnostics, ExitCode.REFUSED)
+    document: dict[str, Any] = validator.document
+    return document

@@ -1,0 +1,81 @@
+"""Static checks of a set of rule files. All problems are collected, then sorted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from engine.check.decisions import check_decision, gates_read
+from engine.check.symbols import SymbolTable, build_symbols, location
+from engine.check.transitions import check_transitions
+from engine.check.types import DeclInfo, TypeChecker
+from engine.errors import Diagnostic, sorted_diagnostics
+from engine.syntax import ast
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedRuleset:
+    """Rule files with their symbol table, per-declaration facts and every diagnostic."""
+
+    files: tuple[ast.RuleFile, ...]
+    symbols: SymbolTable
+    infos: Mapping[str, DeclInfo]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic is an error."""
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    def declarations(self) -> list[ast.Declaration]:
+        """All declarations, in file and source order."""
+        return [decl for rule_file in self.files for decl in rule_file.declarations]
+
+
+def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
+    """Run every static check over `files` (which share one namespace)."""
+    files = tuple(files)
+    symbols, diagnostics = build_symbols(files)
+    checker = TypeChecker(symbols)
+    infos: dict[str, DeclInfo] = {}
+    for rule_file in files:
+        for decl in rule_file.declarations:
+            info = checker.check(decl)
+            if isinstance(decl, ast.DecisionDecl):
+                diagnostics += check_decision(decl, symbols)
+                info.references.update(
+                    n.id for row in decl.rows if row.condition for n in gates_read(row.condition)
+                )
+                info.references &= set(symbols.declarations)
+            elif isinstance(decl, ast.TransitionsDecl):
+                diagnostics += check_transitions(decl)
+            infos.setdefault(decl.name.text, info)
+    diagnostics += checker.diagnostics
+    diagnostics += _cycles(symbols, infos)
+    unique = list(dict.fromkeys(diagnostics))
+    return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)))
+
+
+def _cycles(symbols: SymbolTable, infos: Mapping[str, DeclInfo]) -> list[Diagnostic]:
+    graph = nx.DiGraph()
+    for name, info in infos.items():
+        graph.add_node(name)
+        graph.add_edges_from((name, ref) for ref in info.references)
+    diagnostics: list[Diagnostic] = []
+    for component in nx.strongly_connected_components(graph):
+        members = sorted(component)
+        if len(members) == 1 and not graph.has_edge(members[0], members[0]):
+            continue
+        first = symbols.declarations[members[0]]
+        diagnostics.append(
+            Diagnostic(
+                "CYCLIC_DEFINITION",
+                "these declarations depend on each other: "
+                + " -> ".join(f"`{m}`" for m in [*members, members[0]]),
+                location(first.name.span),
+                rule=members[0],
+            )
+        )
+    return diagnostics

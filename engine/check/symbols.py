@@ -1,0 +1,87 @@
+"""The symbol table of a set of rule files: every declaration by name, duplicates reported."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from engine.errors import Diagnostic, Location
+from engine.syntax import ast
+
+T = TypeVar("T")
+
+
+def location(span: ast.Span) -> Location:
+    """A diagnostic location for a span of a rule file."""
+    return Location(span.file, span.line, span.column, span.end_line, span.end_column)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest candidate to a misspelt `name`, if any is close.
+
+    A candidate that differs only in letter case comes first (`r` -> `R`): difflib's ratio
+    sees nothing in common between one-letter names of different case.
+    """
+    names = sorted(set(candidates))
+    same_letters = [c for c in names if c != name and c.casefold() == name.casefold()]
+    matches = same_letters or difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f"did you mean `{matches[0]}`?" if matches else None
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolTable:
+    """Declarations of all loaded files, by name and by declaration kind."""
+
+    declarations: dict[str, ast.Declaration]
+
+    def of_type(self, decl_type: type[T]) -> dict[str, T]:
+        """The declarations of one AST type, by name."""
+        return {
+            name: decl for name, decl in self.declarations.items() if isinstance(decl, decl_type)
+        }
+
+    @property
+    def consts(self) -> dict[str, ast.ConstDecl]:
+        return self.of_type(ast.ConstDecl)
+
+    @property
+    def metrics(self) -> dict[str, ast.MetricDecl]:
+        return self.of_type(ast.MetricDecl)
+
+    @property
+    def kinds(self) -> dict[str, ast.KindDecl]:
+        return self.of_type(ast.KindDecl)
+
+    @property
+    def codes(self) -> dict[str, ast.CodeDecl]:
+        return self.of_type(ast.CodeDecl)
+
+    @property
+    def gates(self) -> dict[str, ast.GateDecl]:
+        return self.of_type(ast.GateDecl)
+
+
+def build_symbols(files: Iterable[ast.RuleFile]) -> tuple[SymbolTable, list[Diagnostic]]:
+    """Index every declaration by name; a name declared twice is an error at the second."""
+    table: dict[str, ast.Declaration] = {}
+    diagnostics: list[Diagnostic] = []
+    for rule_file in files:
+        for decl in rule_file.declarations:
+            name = decl.name.text
+            first = table.get(name)
+            if first is None:
+                table[name] = decl
+                continue
+            where = first.name.span
+            diagnostics.append(
+                Diagnostic(
+                    "DUPLICATE_NAME",
+                    f"`{name}` is already declared as a {ast.declaration_kind(first)} "
+                    f"at {where.file}:{where.line}:{where.column}",
+                    location(decl.name.span),
+                    rule=name,
+                )
+            )
+    return SymbolTable(table), diagnostics

@@ -1,0 +1,170 @@
+"""Transition tables: reachability, event coverage, terminal exits and outcomes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import networkx as nx
+
+from engine.check.symbols import did_you_mean, location
+from engine.errors import Diagnostic
+from engine.syntax import ast
+
+
+def transition_graph(decl: ast.TransitionsDecl) -> nx.MultiDiGraph:
+    """States as nodes, one edge per legal move, labelled with its event."""
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from(states(decl))
+    graph.add_edges_from(
+        (move.source.text, move.target.text, {"event": move.event.text}) for move in decl.moves
+    )
+    return graph
+
+
+def states(decl: ast.TransitionsDecl) -> list[str]:
+    """Every state the table names, in first-mention order."""
+    names = [
+        decl.initial.text,
+        *(s.text for s in decl.terminal),
+        *(s.text for s in decl.settlement),
+    ]
+    for move in decl.moves:
+        names += [move.source.text, move.target.text]
+    for event in decl.events:
+        names += [s.text for s in event.applies]
+    names += [outcome.state.text for outcome in decl.outcomes]
+    return list(dict.fromkeys(names))
+
+
+def check_transitions(decl: ast.TransitionsDecl) -> list[Diagnostic]:
+    """Every structural problem of one transition table."""
+    name = decl.name.text
+
+    def error(code: str, message: str, span: ast.Span, hint: str | None = None) -> Diagnostic:
+        return Diagnostic(code, message, location(span), hint=hint, rule=name)
+
+    errors: list[Diagnostic] = []
+    events = {event.name.text: event for event in decl.events}
+    terminal = {s.text for s in decl.terminal}
+    settlement = {s.text for s in decl.settlement}
+    targets: dict[tuple[str, str], list[ast.Move]] = defaultdict(list)
+    for move in decl.moves:
+        targets[(move.source.text, move.event.text)].append(move)
+        if move.event.text not in events:
+            errors.append(
+                error(
+                    "UNKNOWN_EVENT",
+                    f"event `{move.event.text}` is not declared in `{name}`",
+                    move.event.span,
+                    did_you_mean(move.event.text, events),
+                )
+            )
+        elif move.source.text not in {s.text for s in events[move.event.text].applies}:
+            errors.append(
+                error(
+                    "TRANSITION_EVENT_NOT_APPLICABLE",
+                    f"event `{move.event.text}` is not documented as applying to "
+                    f"`{move.source.text}`",
+                    move.span,
+                    f"add `{move.source.text}` to `event {move.event.text} applies ...`",
+                )
+            )
+        if move.source.text in terminal and move.target.text not in settlement:
+            errors.append(
+                error(
+                    "TRANSITION_TERMINAL_EXIT",
+                    f"terminal state `{move.source.text}` may only move to a settlement "
+                    f"state, not `{move.target.text}`",
+                    move.span,
+                )
+            )
+    for (source, event), moves in targets.items():
+        if len({m.target.text for m in moves}) > 1:
+            errors.append(
+                error(
+                    "TRANSITION_NONDETERMINISTIC",
+                    f"`{source}` on `{event}` has {len(moves)} targets: "
+                    + ", ".join(f"`{m.target.text}`" for m in moves),
+                    moves[1].span,
+                )
+            )
+    for declared in decl.events:
+        for state in declared.applies:
+            if (state.text, declared.name.text) not in targets:
+                errors.append(
+                    error(
+                        "TRANSITION_EVENT_UNHANDLED",
+                        f"event `{declared.name.text}` applies to `{state.text}` but no move "
+                        f"handles it there",
+                        state.span,
+                    )
+                )
+    errors += _graph_errors(decl, terminal | settlement)
+    errors += _outcome_errors(decl, terminal - settlement)
+    return errors
+
+
+def _first_span(decl: ast.TransitionsDecl, state: str) -> ast.Span:
+    mentions = [decl.initial, *decl.terminal, *decl.settlement]
+    mentions += [ident for move in decl.moves for ident in (move.source, move.target)]
+    mentions += [ident for event in decl.events for ident in event.applies]
+    return next((ident.span for ident in mentions if ident.text == state), decl.name.span)
+
+
+def _graph_errors(decl: ast.TransitionsDecl, final: set[str]) -> list[Diagnostic]:
+    graph = transition_graph(decl)
+    reachable = nx.descendants(graph, decl.initial.text) | {decl.initial.text}
+    errors: list[Diagnostic] = []
+    for state in states(decl):
+        if state not in reachable:
+            errors.append(
+                Diagnostic(
+                    "TRANSITION_UNREACHABLE_STATE",
+                    f"state `{state}` cannot be reached from `{decl.initial.text}`",
+                    location(_first_span(decl, state)),
+                    hint=did_you_mean(state, reachable),
+                    rule=decl.name.text,
+                )
+            )
+        elif state not in final and graph.out_degree(state) == 0:
+            errors.append(
+                Diagnostic(
+                    "TRANSITION_DEAD_END",
+                    f"state `{state}` is not terminal but has no move out",
+                    location(_first_span(decl, state)),
+                    hint=did_you_mean(state, [s for s in states(decl) if s != state])
+                    or "declare it terminal or add a move",
+                    rule=decl.name.text,
+                )
+            )
+    return errors
+
+
+def _outcome_errors(decl: ast.TransitionsDecl, terminal: set[str]) -> list[Diagnostic]:
+    if not decl.outcomes:
+        return []
+    errors: list[Diagnostic] = []
+    mapped: dict[str, list[ast.Outcome]] = defaultdict(list)
+    for outcome in decl.outcomes:
+        mapped[outcome.state.text].append(outcome)
+        if outcome.state.text not in terminal:
+            errors.append(
+                Diagnostic(
+                    "TRANSITION_OUTCOME_NOT_TERMINAL",
+                    f"only terminal states map to an outcome; `{outcome.state.text}` is not",
+                    location(outcome.state.span),
+                    rule=decl.name.text,
+                )
+            )
+    for state in sorted(terminal):
+        if len(mapped[state]) != 1:
+            errors.append(
+                Diagnostic(
+                    "TRANSITION_OUTCOME",
+                    f"terminal state `{state}` must map to exactly one outcome, "
+                    f"found {len(mapped[state])}",
+                    location(mapped[state][1].span if mapped[state] else decl.name.span),
+                    rule=decl.name.text,
+                )
+            )
+    return errors

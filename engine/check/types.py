@@ -1,0 +1,636 @@
+"""Name resolution, types and units of expressions, collected declaration by declaration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.check.symbols import SymbolTable, did_you_mean, location
+from engine.errors import Diagnostic
+from engine.syntax import ast
+from engine.units import NUMBER, UNITS, Dimension
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    """The static type of an expression."""
+
+    tag: str  # number | text | bool | null | any | node | set | list | map
+    dimension: Dimension | None = None
+    kinds: tuple[str, ...] = ()
+    element: Type | None = None
+
+    def render(self) -> str:
+        """A short human description, e.g. `tokens`, `text`, `set of claim`."""
+        if self.tag == "number":
+            return self.dimension.render() if self.dimension else "number"
+        if self.tag == "node":
+            return " or ".join(self.kinds) if self.kinds else "node"
+        if self.element is not None:
+            return f"{self.tag} of {self.element.render()}"
+        return self.tag
+
+
+ANY = Type("any")
+TEXT = Type("text")
+BOOL = Type("bool")
+NULL = Type("null")
+NUMBER_TYPE = Type("number", NUMBER)
+TEXT_LIST = Type("list", element=TEXT)
+
+
+def quantity(dimension: Dimension) -> Type:
+    """A number of the given dimension."""
+    return Type("number", dimension)
+
+
+def nodes(kinds: tuple[str, ...]) -> Type:
+    """A set of nodes of the given kinds."""
+    return Type("set", element=Type("node", kinds=kinds))
+
+
+SIMPLE_TYPES: dict[str, Type] = {
+    "number": NUMBER_TYPE,
+    "text": TEXT,
+    "bool": BOOL,
+    "list": TEXT_LIST,
+    "any": ANY,
+    **{name: quantity(unit.dimension) for name, unit in UNITS.items()},
+}
+
+BUILTINS = (
+    "len",
+    "ratio",
+    "prefix",
+    "ids",
+    "line_count",
+    "unique",
+    "abs",
+    "kind",
+    "union",
+    "id_count",
+    "of_kind",
+)
+COLLECTIONS = ("set", "list", "map")
+
+
+@dataclass(slots=True)
+class DeclInfo:
+    """What the checker learnt about one declaration."""
+
+    references: set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    type: Type = ANY
+
+
+def _compatible(a: Type, b: Type) -> bool:
+    if "any" in (a.tag, b.tag) or "null" in (a.tag, b.tag):
+        return True
+    if a.tag != b.tag:
+        return False
+    if a.tag == "number":
+        return a.dimension == b.dimension
+    if a.element is not None and b.element is not None:
+        return _compatible(a.element, b.element)
+    return True
+
+
+class TypeChecker:
+    """Resolves names and infers types; every problem becomes a located Diagnostic."""
+
+    def __init__(self, symbols: SymbolTable) -> None:
+        self.symbols = symbols
+        self.diagnostics: list[Diagnostic] = []
+        self.info: DeclInfo = DeclInfo()
+        self.decl_name = ""
+        self.infos: dict[str, DeclInfo] = {}
+        self._in_progress: set[str] = set()
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def error(self, code: str, message: str, span: ast.Span, hint: str | None = None) -> None:
+        """Record an error located at `span`, attributed to the current declaration."""
+        self.diagnostics.append(
+            Diagnostic(code, message, location(span), hint=hint, rule=self.decl_name or None)
+        )
+
+    # -- declarations ----------------------------------------------------------------------
+
+    def check(self, decl: ast.Declaration) -> DeclInfo:
+        """Check one declaration; returns its references, kinds read and value type."""
+        match decl:
+            case ast.ConstDecl():
+                self.const_type(decl)
+                return self.infos[decl.name.text]
+            case ast.MetricDecl():
+                self.metric_type(decl)
+                return self.infos[decl.name.text]
+        self.info = DeclInfo()
+        self.decl_name = decl.name.text
+        self.infos[self.decl_name] = self.info
+        match decl:
+            case ast.KindDecl():
+                self._check_kind(decl)
+            case ast.CodeDecl():
+                pass
+            case ast.LinkDecl():
+                scope = self._bindings(decl.bindings, {})
+                self._expect_bool(decl.require, scope)
+                if decl.code.text not in self.symbols.codes:
+                    self.error(
+                        "UNKNOWN_CODE",
+                        f"reject code `{decl.code.text}` is not declared",
+                        decl.code.span,
+                        did_you_mean(decl.code.text, self.symbols.codes),
+                    )
+                else:
+                    self.info.references.add(decl.code.text)
+            case ast.GateDecl():
+                scope = self._bindings(decl.bindings, {})
+                self._expect_bool(decl.require, scope)
+            case ast.BudgetDecl():
+                self._check_budget(decl)
+            case ast.DecisionDecl() | ast.TransitionsDecl():
+                pass  # checked by their own modules
+            case _:  # pragma: no cover
+                raise TypeError(f"unsupported declaration {type(decl).__name__}")
+        return self.info
+
+    def const_type(self, decl: ast.ConstDecl) -> Type:
+        """The type of a constant (memoised; constants may use other constants)."""
+        return self._memoised(decl, lambda: self.expr(decl.value, {}, constant=True))
+
+    def metric_type(self, decl: ast.MetricDecl) -> Type:
+        """The result type of a metric, inferred from its body (memoised)."""
+
+        def infer() -> Type:
+            scope = {param.name.text: self.declared_type(param.type) for param in decl.params}
+            return self.expr(decl.body, scope)
+
+        return self._memoised(decl, infer)
+
+    def _memoised(self, decl: ast.ConstDecl | ast.MetricDecl, infer: Callable[[], Type]) -> Type:
+        name = decl.name.text
+        if name in self.infos:
+            return self.infos[name].type
+        if name in self._in_progress:
+            return ANY  # a cycle, reported by the cycle check
+        saved = (self.info, self.decl_name)
+        self.info, self.decl_name = DeclInfo(), name
+        self._in_progress.add(name)
+        self.info.type = infer()
+        self._in_progress.discard(name)
+        self.infos[name] = self.info
+        self.info, self.decl_name = saved
+        return self.infos[name].type
+
+    def declared_type(self, type_name: ast.Ident) -> Type:
+        """The type named in an `attr` or parameter declaration."""
+        text = type_name.text
+        if text in SIMPLE_TYPES:
+            return SIMPLE_TYPES[text]
+        if text in self.symbols.kinds:
+            self.info.references.add(text)
+            return Type("node", kinds=(text,))
+        candidates = list(SIMPLE_TYPES) + list(self.symbols.kinds)
+        self.error(
+            "UNKNOWN_TYPE",
+            f"unknown type `{text}`",
+            type_name.span,
+            did_you_mean(text, candidates) or "expected a unit, number, text, bool, list or any",
+        )
+        return ANY
+
+    def _check_kind(self, decl: ast.KindDecl) -> None:
+        attr_names = {a.name.text for a in decl.attrs}
+        if decl.key is not None and decl.key.text not in attr_names | {"id"}:
+            self.error(
+                "UNKNOWN_ATTRIBUTE",
+                f"key `{decl.key.text}` is not an attribute of kind `{decl.name.text}`",
+                decl.key.span,
+                did_you_mean(decl.key.text, attr_names),
+            )
+        for records in decl.records:
+            for pointer in records.pointers:
+                if pointer and not pointer.startswith("/"):
+                    self.error(
+                        "INVALID_POINTER",
+                        f"`{pointer}` is not a JSON pointer (it must be empty or start with `/`)",
+                        records.span,
+                    )
+        seen: set[str] = set()
+        for attr in decl.attrs:
+            self.declared_type(attr.type)
+            if attr.name.text in seen or attr.name.text == "id":
+                self.error(
+                    "DUPLICATE_NAME",
+                    f"attribute `{attr.name.text}` is declared twice in kind `{decl.name.text}`",
+                    attr.name.span,
+                )
+            seen.add(attr.name.text)
+        for edge in decl.edges:
+            for target in edge.targets:
+                if target.text not in self.symbols.kinds:
+                    self.error(
+                        "UNKNOWN_KIND",
+                        f"edge `{edge.label.text}` leads to unknown kind `{target.text}`",
+                        target.span,
+                        did_you_mean(target.text, self.symbols.kinds),
+                    )
+        # A kind only names kinds (attribute types, edge targets); it does not use their
+        # definitions, and a kind may name itself or kinds that name it (`attr parent: node`).
+        # Rules that read such an attribute or edge reference the kind they reach themselves.
+        self.info.references.difference_update(self.symbols.kinds)
+
+    def _check_budget(self, decl: ast.BudgetDecl) -> None:
+        scope = self._bindings(decl.bindings, {})
+        ledger = decl.ledger
+        element = self._element_type(ledger.source, scope)
+        inner = {**scope, ledger.var.text: element}
+        if ledger.where is not None:
+            self._expect_bool(ledger.where, inner)
+        self.expr(ledger.order, inner)
+        total = self.expr(decl.total, inner)
+        ceiling = self.expr(decl.ceiling, scope)
+        self._same_dimension(total, ceiling, decl.op, decl.ceiling.span)
+
+    def _bindings(
+        self, bindings: tuple[ast.Binding, ...], scope: dict[str, Type]
+    ) -> dict[str, Type]:
+        for binding in bindings:
+            element = self._element_type(binding.source, scope)
+            scope = {**scope, binding.var.text: element}
+            if binding.where is not None:
+                self._expect_bool(binding.where, scope)
+        return scope
+
+    # -- expressions -----------------------------------------------------------------------
+
+    def _expect_bool(self, expr: ast.Expr, scope: dict[str, Type]) -> None:
+        found = self.expr(expr, scope)
+        if found.tag not in ("bool", "any"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"expected a condition (bool), found {found.render()}",
+                expr.span,
+            )
+
+    def _element_type(self, source: ast.Expr, scope: dict[str, Type]) -> Type:
+        found = self.expr(source, scope)
+        if found.tag in COLLECTIONS and found.element is not None:
+            return found.element
+        if found.tag != "any":
+            self.error(
+                "TYPE_MISMATCH",
+                f"expected a set, list or kind to iterate over, found {found.render()}",
+                source.span,
+            )
+        return ANY
+
+    def expr(self, node: ast.Expr, scope: dict[str, Type], constant: bool = False) -> Type:
+        """The type of `node`; `constant` forbids anything but constants and metrics."""
+        match node:
+            case ast.Number():
+                return quantity(UNITS[node.unit].dimension) if node.unit else NUMBER_TYPE
+            case ast.String():
+                return TEXT
+            case ast.Bool():
+                return BOOL
+            case ast.Null():
+                return NULL
+            case ast.Name():
+                return self._name(node, scope, constant)
+            case ast.Attribute():
+                return self._attribute(node, scope, constant)
+            case ast.Navigate():
+                return self._navigate(node, scope, constant)
+            case ast.Call():
+                return self._call(node, scope, constant)
+            case ast.Quantifier():
+                element = self._element_type(node.source, scope)
+                inner = {**scope, node.var: element}
+                if node.where is not None:
+                    self._expect_bool(node.where, inner)
+                if node.body is not None:
+                    self._expect_bool(node.body, inner)
+                return BOOL
+            case ast.Aggregate():
+                element = self._element_type(node.source, scope)
+                inner = {**scope, node.var: element}
+                if node.where is not None:
+                    self._expect_bool(node.where, inner)
+                value = self.expr(node.element, inner)
+                return self._numeric(value, node.element.span, node.op)
+            case ast.Count():
+                element = self._element_type(node.source, scope)
+                if node.where is not None:
+                    self._expect_bool(node.where, {**scope, node.var: element})
+                return NUMBER_TYPE
+            case ast.SetLiteral():
+                items = [self.expr(item, scope, constant) for item in node.items]
+                return Type("set", element=self._unify(items, node.span))
+            case ast.MapLiteral():
+                values = [self.expr(value, scope, constant) for _, value in node.entries]
+                return Type("map", element=self._unify(values, node.span))
+            case ast.Unary():
+                operand = self.expr(node.operand, scope, constant)
+                if node.op == "not":
+                    self._expect_bool_type(operand, node.operand.span)
+                    return BOOL
+                return self._numeric(operand, node.operand.span, "-")
+            case ast.Binary():
+                return self._binary(node, scope, constant)
+            case ast.BoolOp():
+                for part in node.operands:
+                    self._expect_bool_type(self.expr(part, scope, constant), part.span)
+                return BOOL
+            case _:  # pragma: no cover
+                raise TypeError(f"unsupported expression {type(node).__name__}")
+
+    def _expect_bool_type(self, found: Type, span: ast.Span) -> None:
+        if found.tag not in ("bool", "any"):
+            self.error("TYPE_MISMATCH", f"expected bool, found {found.render()}", span)
+
+    def _numeric(self, found: Type, span: ast.Span, op: str) -> Type:
+        if found.tag in ("number", "any"):
+            return found
+        self.error("TYPE_MISMATCH", f"`{op}` needs a number, found {found.render()}", span)
+        return ANY
+
+    def _unify(self, types: list[Type], span: ast.Span) -> Type:
+        known = [t for t in types if t.tag not in ("any", "null")]
+        if not known:
+            return ANY
+        first = known[0]
+        for other in known[1:]:
+            if not _compatible(first, other):
+                self.error(
+                    "TYPE_MISMATCH",
+                    f"mixed element types {first.render()} and {other.render()}",
+                    span,
+                )
+                return ANY
+        return first
+
+    def _name(self, node: ast.Name, scope: dict[str, Type], constant: bool) -> Type:
+        if node.id in scope:
+            return scope[node.id]
+        decl = self.symbols.declarations.get(node.id)
+        if decl is None:
+            visible = list(scope) + list(self.symbols.declarations)
+            self.error(
+                "UNKNOWN_NAME",
+                f"unknown name `{node.id}`",
+                node.span,
+                did_you_mean(node.id, visible),
+            )
+            return ANY
+        if constant and not isinstance(decl, ast.ConstDecl):
+            self.error(
+                "NOT_CONSTANT",
+                f"a constant may only use constants and metrics, not the "
+                f"{ast.declaration_kind(decl)} `{node.id}`",
+                node.span,
+            )
+            return ANY
+        self.info.references.add(node.id)
+        match decl:
+            case ast.ConstDecl():
+                return self.const_type(decl)
+            case ast.KindDecl():
+                self.info.kinds.add(node.id)
+                return nodes((node.id,))
+            case ast.GateDecl():
+                return BOOL
+        self.error(
+            "TYPE_MISMATCH",
+            f"the {ast.declaration_kind(decl)} `{node.id}` cannot be used as a value",
+            node.span,
+            "call a metric with its arguments" if isinstance(decl, ast.MetricDecl) else None,
+        )
+        return ANY
+
+    def _attribute(self, node: ast.Attribute, scope: dict[str, Type], constant: bool) -> Type:
+        target = self.expr(node.target, scope, constant)
+        if target.tag == "any":
+            return ANY
+        if target.tag == "map":
+            self._map_key(node)
+            return target.element or ANY
+        if target.tag != "node":
+            self.error(
+                "TYPE_MISMATCH",
+                f"`.{node.name}` needs a node or a map, found {target.render()}",
+                node.span,
+            )
+            return ANY
+        if node.name == "id":
+            return TEXT
+        found: list[Type] = []
+        for kind in target.kinds:
+            attrs = {a.name.text: a for a in self.symbols.kinds[kind].attrs}
+            if node.name not in attrs:
+                self.error(
+                    "UNKNOWN_ATTRIBUTE",
+                    f"kind `{kind}` has no attribute `{node.name}`",
+                    node.span,
+                    did_you_mean(node.name, [*attrs, "id"]),
+                )
+                return ANY
+            found.append(self.declared_type(attrs[node.name].type))
+        return self._unify(found, node.span) if found else ANY
+
+    def _map_key(self, node: ast.Attribute) -> None:
+        if not isinstance(node.target, ast.Name):
+            return
+        decl = self.symbols.declarations.get(node.target.id)
+        if isinstance(decl, ast.ConstDecl) and isinstance(decl.value, ast.MapLiteral):
+            keys = [key for key, _ in decl.value.entries]
+            if node.name not in keys:
+                self.error(
+                    "UNKNOWN_ATTRIBUTE",
+                    f"map `{node.target.id}` has no entry `{node.name}`",
+                    node.span,
+                    did_you_mean(node.name, keys),
+                )
+
+    def _navigate(self, node: ast.Navigate, scope: dict[str, Type], constant: bool) -> Type:
+        target = self.expr(node.target, scope, constant)
+        if target.tag == "any":
+            return nodes(())
+        if target.tag != "node":
+            self.error(
+                "TYPE_MISMATCH",
+                f"navigation needs a node, found {target.render()}",
+                node.span,
+            )
+            return ANY
+        kinds = self.symbols.kinds
+        reached: set[str] = set()
+        if node.outgoing:
+            for kind in target.kinds:
+                for edge in kinds[kind].edges:
+                    if edge.label.text == node.label:
+                        reached.update(t.text for t in edge.targets)
+        else:
+            for name, decl in kinds.items():
+                for edge in decl.edges:
+                    targets = {t.text for t in edge.targets}
+                    if edge.label.text == node.label and targets & set(target.kinds):
+                        reached.add(name)
+        if not reached:
+            direction = "leaves" if node.outgoing else "enters"
+            labels = {e.label.text for k in kinds.values() for e in k.edges}
+            self.error(
+                "UNKNOWN_EDGE",
+                f"no edge `{node.label}` {direction} kind {target.render()}",
+                node.span,
+                did_you_mean(node.label, labels),
+            )
+            return nodes(())
+        self.info.kinds.update(reached)
+        self.info.references.update(reached)  # a rule uses the kinds it navigates to
+        return nodes(tuple(sorted(reached)))
+
+    def _call(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
+        args = [self.expr(arg, scope, constant) for arg in node.args]
+        metric = self.symbols.metrics.get(node.func)
+        if metric is not None:
+            self.info.references.add(node.func)
+            if len(args) != len(metric.params):
+                self.error(
+                    "ARITY_MISMATCH",
+                    f"metric `{node.func}` takes {len(metric.params)} "
+                    f"argument{'' if len(metric.params) == 1 else 's'}, got {len(args)}",
+                    node.span,
+                )
+                return ANY
+            for arg, arg_type, param in zip(node.args, args, metric.params, strict=True):
+                expected = self.declared_type(param.type)
+                if not _compatible(arg_type, expected):
+                    self.error(
+                        "UNIT_MISMATCH" if arg_type.tag == "number" else "TYPE_MISMATCH",
+                        f"argument `{param.name.text}` of `{node.func}` expects "
+                        f"{expected.render()}, found {arg_type.render()}",
+                        arg.span,
+                    )
+            return self.metric_type(metric)
+        if node.func not in BUILTINS:
+            self.error(
+                "UNKNOWN_FUNCTION",
+                f"unknown function `{node.func}`",
+                node.span,
+                did_you_mean(node.func, [*BUILTINS, *self.symbols.metrics]),
+            )
+            return ANY
+        return self._builtin(node, args)
+
+    def _builtin(self, node: ast.Call, args: list[Type]) -> Type:
+        if node.func == "union":
+            return self._union(node, args)
+        arity = {"ratio": 2, "of_kind": 2}.get(node.func, 1)
+        if len(args) != arity:
+            self.error(
+                "ARITY_MISMATCH",
+                f"`{node.func}` takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}",
+                node.span,
+            )
+            return ANY
+        match node.func:
+            case "len" | "line_count" | "id_count":
+                return NUMBER_TYPE
+            case "ratio":
+                top = self._numeric(args[0], node.args[0].span, "ratio")
+                bottom = self._numeric(args[1], node.args[1].span, "ratio")
+                if top.dimension is None or bottom.dimension is None:
+                    return ANY
+                return quantity(top.dimension / bottom.dimension)
+            case "abs":
+                return self._numeric(args[0], node.args[0].span, "abs")
+            case "unique":
+                return BOOL
+            case "of_kind":
+                kind = node.args[1]
+                if not (isinstance(kind, ast.Name) and kind.id in self.symbols.kinds):
+                    self.error("TYPE_MISMATCH", "`of_kind` needs a kind name second", kind.span)
+                    return ANY
+                if args[0].tag not in ("set", "list", "any"):
+                    self.error("TYPE_MISMATCH", "`of_kind` needs a set of nodes", node.span)
+                return nodes((kind.id,))
+            case "ids":
+                if args[0].tag == "set" and args[0].element and args[0].element.tag == "node":
+                    return Type("set", element=TEXT)
+                self.error(
+                    "TYPE_MISMATCH", "`ids` needs a kind or a set of nodes", node.args[0].span
+                )
+                return ANY
+            case _:  # prefix, kind
+                return TEXT
+
+    def _union(self, node: ast.Call, args: list[Type]) -> Type:
+        if not args:
+            self.error("ARITY_MISMATCH", "`union` takes at least one argument", node.span)
+            return ANY
+        elements = []
+        for arg, found in zip(node.args, args, strict=True):
+            if found.tag not in ("set", "list") or found.element is None:
+                self.error(
+                    "TYPE_MISMATCH",
+                    f"`union` needs sets or lists, found {found.render()}",
+                    arg.span,
+                )
+                return ANY
+            elements.append(found.element)
+        if all(e.tag == "node" for e in elements):
+            kinds = tuple(sorted({k for e in elements for k in e.kinds}))
+            return nodes(kinds) if all(e.kinds for e in elements) else nodes(())
+        return Type("list", element=self._unify(elements, node.span))
+
+    def _binary(self, node: ast.Binary, scope: dict[str, Type], constant: bool) -> Type:
+        left = self.expr(node.left, scope, constant)
+        right = self.expr(node.right, scope, constant)
+        if node.op in ("in", "not in"):
+            if right.tag not in (*COLLECTIONS, "any"):
+                self.error(
+                    "TYPE_MISMATCH",
+                    f"`{node.op}` needs a set, list or map on its right, found {right.render()}",
+                    node.right.span,
+                )
+            elif right.element is not None and not _compatible(left, right.element):
+                self.error(
+                    "TYPE_MISMATCH",
+                    f"cannot look for {left.render()} in {right.render()}",
+                    node.span,
+                )
+            return BOOL
+        if node.op in ("==", "!="):
+            if not _compatible(left, right):
+                self._mismatch(left, right, node.op, node.span)
+            return BOOL
+        if node.op in ast.COMPARISONS:
+            self._numeric(left, node.left.span, node.op)
+            self._numeric(right, node.right.span, node.op)
+            self._same_dimension(left, right, node.op, node.span)
+            return BOOL
+        left = self._numeric(left, node.left.span, node.op)
+        right = self._numeric(right, node.right.span, node.op)
+        if left.dimension is None or right.dimension is None:
+            return ANY
+        if node.op in ("+", "-"):
+            self._same_dimension(left, right, node.op, node.span)
+            return left
+        if node.op == "*":
+            return quantity(left.dimension * right.dimension)
+        return quantity(left.dimension / right.dimension)
+
+    def _same_dimension(self, left: Type, right: Type, op: str, span: ast.Span) -> None:
+        if left.tag == right.tag == "number" and left.dimension != right.dimension:
+            self._mismatch(left, right, op, span)
+
+    def _mismatch(self, left: Type, right: Type, op: str, span: ast.Span) -> None:
+        both_numbers = left.tag == right.tag == "number"
+        self.error(
+            "UNIT_MISMATCH" if both_numbers else "TYPE_MISMATCH",
+            f"`{op}` cannot combine {left.render()} with {right.render()}",
+            span,
+        )

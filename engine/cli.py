@@ -1,0 +1,329 @@
+"""The `rulecheck` command line: one thin function per command, no logic of its own."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.report.diagnostics import diagnostic_json, render_all_text
+from engine.report.output import to_json
+from engine.resources import shipped_rules_dir
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+paths_argument = click.argument(
+    "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
+)
+
+
+def _emit_failure(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
+    if output_format == "json":
+        click.echo(
+            to_json({"ok": False, "diagnostics": [diagnostic_json(d) for d in diagnostics]}),
+            nl=False,
+        )
+    else:
+        click.echo(render_all_text(diagnostics), err=True)
+
+
+def command(func: Callable[P, int]) -> Callable[P, None]:
+    """Run a command body; turn RulecheckError and any crash into a located report + exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        output_format = str(kwargs.get("output_format", "text"))
+        try:
+            code = func(*args, **kwargs)
+        except RulecheckError as error:
+            _emit_failure(error.diagnostics, output_format)
+            sys.exit(int(error.exit_code))
+        except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
+            raise
+        except Exception as error:  # a bug: report it without a traceback
+            diagnostic = Diagnostic(
+                "INTERNAL_ERROR", f"rulecheck failed unexpectedly: {type(error).__name__}: {error}"
+            )
+            _emit_failure((diagnostic,), output_format)
+            sys.exit(int(ExitCode.USAGE))
+        sys.exit(code)
+
+    return wrapper
+
+
+def _default_paths(paths: tuple[Path, ...]) -> list[Path]:
+    return list(paths) if paths else [shipped_rules_dir()]
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` so a crash never leaves a half-written file."""
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _echo(text: str, output_format: str, data: Any) -> None:
+    click.echo(to_json(data) if output_format == "json" else text, nl=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rulecheck")
+def main() -> None:
+    """Check frozen experiment rules and campaign bundles, offline and deterministically."""
+
+
+@main.command()
+@paths_argument
+@format_option
+@command
+def lint(paths: tuple[Path, ...], output_format: str) -> int:
+    """Parse and statically check rule files (default: the shipped rules)."""
+    from engine.ruleset import lint_paths
+
+    checked, diagnostics = lint_paths(_default_paths(paths))
+    errors = sum(d.severity == "error" for d in diagnostics)
+    summary = (
+        f"{_count(len(checked.files), 'file')}, "
+        f"{_count(len(checked.declarations()), 'declaration')}: "
+        + (_count(errors, "error") if errors else "ok")
+    )
+    if output_format == "json":
+        data = {"ok": not errors, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
+        click.echo(to_json(data), nl=False)
+    else:
+        if diagnostics:
+            click.echo(render_all_text(diagnostics) + "\n", err=True)
+        click.echo(summary)
+    return int(ExitCode.REFUSED if errors else ExitCode.OK)
+
+
+@main.command("hash")
+@paths_argument
+@format_option
+@command
+def hash_command(paths: tuple[Path, ...], output_format: str) -> int:
+    """Print `<sha256>  <kind>  <name>` per declaration and the ruleset hash."""
+    from engine.report.rules_report import hash_json, hash_lines
+    from engine.ruleset import load_ruleset
+
+    hashed = load_ruleset(_default_paths(paths)).hashed
+    _echo(hash_lines(hashed), output_format, hash_json(hashed))
+    return 0
+
+
+@main.command()
+@paths_argument
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), required=True)
+@format_option
+@command
+def freeze(paths: tuple[Path, ...], out: Path, output_format: str) -> int:
+    """Write the rules lock (YAML) for rule files."""
+    from engine.freeze.lock import dump_lock
+    from engine.ruleset import load_ruleset
+
+    hashed = load_ruleset(_default_paths(paths)).hashed
+    try:
+        _write_atomically(out, dump_lock(hashed))
+    except OSError as error:
+        from engine.errors import unreadable
+
+        raise unreadable(str(out), error.strerror or type(error).__name__) from None
+    count = len(hashed.declarations)
+    text = f"wrote {out}: {count} declarations, ruleset {hashed.ruleset_hash}\n"
+    _echo(
+        text,
+        output_format,
+        {"lock": str(out), "ruleset_hash": hashed.ruleset_hash, "declarations": count},
+    )
+    return 0
+
+
+@main.command()
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@format_option
+@command
+def diff(old: Path, new: Path, output_format: str) -> int:
+    """Compare two rulesets (each a rule file, a folder or a lock); exit 0 only if identical."""
+    from engine.freeze.diff import diff_sides, load_side
+    from engine.report.rules_report import diff_json, diff_text
+
+    result = diff_sides(load_side(old), load_side(new))
+    _echo(diff_text(result), output_format, diff_json(result))
+    return int(ExitCode.OK if result.identical else ExitCode.REFUSED)
+
+
+@main.command()
+@paths_argument
+@click.option("--check", is_flag=True, help="Exit 1 when a file is not formatted; write nothing.")
+@format_option
+@command
+def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
+    """Rewrite rule files in canonical form (idempotent)."""
+    from engine.syntax.format import format_rule_file
+    from engine.syntax.load import rule_paths
+    from engine.syntax.parse import parse_file
+
+    targets = rule_paths(_default_paths(paths))
+    parsed = [(path, parse_file(path)) for path in targets]  # parse all before writing any
+    changed: list[str] = []
+    for path, rule_file in parsed:
+        formatted = format_rule_file(rule_file)
+        if formatted != path.read_text(encoding="utf-8"):
+            changed.append(str(path))
+            if not check:
+                _write_atomically(path, formatted)
+    verb = "would reformat" if check else "reformatted"
+    text = "".join(f"{verb} {name}\n" for name in changed) + (
+        f"{len(targets) - len(changed)} files already formatted\n"
+    )
+    _echo(text, output_format, {"checked": len(targets), "changed": changed, "check": check})
+    return int(ExitCode.REFUSED if check and changed else ExitCode.OK)
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders.",
+)
+@format_option
+@command
+def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
+    """Print one declaration, its hash and its source note."""
+    from engine.check.symbols import did_you_mean
+    from engine.report.rules_report import show_json, show_text
+    from engine.ruleset import load_ruleset
+
+    ruleset = load_ruleset(_default_paths(rules))
+    declarations = ruleset.hashed.by_name()
+    if name not in declarations:
+        hint = did_you_mean(name, declarations)
+        message = f"no declaration named `{name}`" + (f"; {hint}" if hint else "")
+        raise RulecheckError([Diagnostic("UNKNOWN_NAME", message)], ExitCode.USAGE)
+    uses = sorted(ruleset.checked.infos[name].references)
+    item = declarations[name]
+    _echo(show_text(item, uses), output_format, show_json(item, uses))
+    return 0
+
+
+@main.command()
+@click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders.",
+)
+@format_option
+@command
+def inventory(rules: tuple[Path, ...], output_format: str) -> int:
+    """Print the runtime, every dependency version and the hashes of grammar, rules and schemas."""
+    from engine.inventory import collect_inventory, inventory_text
+
+    data = collect_inventory(_default_paths(rules))
+    _echo(inventory_text(data), output_format, data)
+    return 0
+
+
+@main.command()
+@click.argument("answer_path", metavar="ANSWER", type=click.Path(path_type=Path))
+@click.option("--packet", "packet", required=True, type=click.Path(path_type=Path))
+@click.option("--role", "role", required=True, type=click.Choice(["D", "A", "B"]))
+@click.option("--draft", "draft", type=click.Path(path_type=Path), help="The common draft D.")
+@click.option("--source", "source", type=click.Path(path_type=Path), help="Source snapshot folder.")
+@click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders.",
+)
+@format_option
+@command
+def answer(
+    answer_path: Path,
+    packet: Path,
+    role: str,
+    draft: Path | None,
+    source: Path | None,
+    rules: tuple[Path, ...],
+    output_format: str,
+) -> int:
+    """Check one answer against the response contract and its packet (structure only)."""
+    from engine.evaluate.answer import check_answer
+    from engine.evaluate.program import compile_program
+    from engine.report.answer_report import answer_json, answer_text
+    from engine.ruleset import load_ruleset
+
+    program = compile_program(load_ruleset(_default_paths(rules)))
+    report = check_answer(program, answer_path, packet, role, draft, source)
+    _echo(answer_text(report), output_format, answer_json(report))
+    return int(ExitCode.OK if report.structural_ok else ExitCode.REFUSED)
+
+
+@main.command()
+@click.argument("index", type=click.Path(path_type=Path))
+@click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders.",
+)
+@format_option
+@command
+def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str) -> int:
+    """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
+    from engine.evaluate.answer import AnswerChecker
+    from engine.evaluate.batch import check_answers, read_index
+    from engine.evaluate.program import compile_program
+    from engine.report.answer_report import answer_json, answer_text
+    from engine.ruleset import load_ruleset
+
+    rule_paths = _default_paths(rules)
+    checker = AnswerChecker(compile_program(load_ruleset(rule_paths)))
+    total = passed = 0
+    failed: list[dict[str, Any]] = []
+    for report in check_answers(checker, read_index(index), rule_paths, jobs):
+        total += 1
+        if report.structural_ok:
+            passed += 1
+        elif output_format == "json":
+            failed.append(answer_json(report))
+        else:
+            click.echo(answer_text(report), nl=False)
+    summary = f"{total} answers: {passed} structurally valid, {total - passed} with findings\n"
+    data = {"answers": total, "structural_ok": passed, "with_findings": failed}
+    _echo(summary, output_format, data)
+    return int(ExitCode.OK if passed == total else ExitCode.REFUSED)

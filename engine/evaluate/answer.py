@@ -1,0 +1,224 @@
+"""Check one review answer against the response contract and its evidence packet.
+
+load (strict JSON) -> schema (compiled) -> claim graph -> every link rule -> findings.
+The result is structural only: it never says an answer is correct, complete or ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bundle.jsonschemas import schema_digest, schema_errors
+from engine.bundle.sources import source_document
+from engine.bundle.strictjson import load_strict_file, locate
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.compile import Context
+from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
+from engine.evaluate.program import Program
+from engine.graph.build import build_graph
+
+ANSWER_GRAPH = "answer"
+RESPONSE_SCHEMA = "response_contract"
+PACKET_SCHEMA = "evidence_packet"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonInput:
+    """A JSON input file: where it came from, its exact bytes and its parsed value."""
+
+    name: str
+    path: str
+    raw: bytes
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One structural problem, located in an input file."""
+
+    code: str
+    message: str
+    file: str | None
+    pointer: str | None
+    line: int | None
+    column: int | None
+    rule: str | None = None
+    rule_hash: str | None = None
+    ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReport:
+    """The structural verdict on one answer, with every finding."""
+
+    answer: str
+    packet: str
+    role: str
+    findings: tuple[Finding, ...]
+    rules_evaluated: int
+    ruleset_hash: str
+    schema_sha256: str
+
+    @property
+    def structural_ok(self) -> bool:
+        """True when the answer satisfies the contract's structure (and nothing more)."""
+        return not self.findings
+
+
+def read_json(name: str, path: Path) -> tuple[JsonInput | None, list[Finding]]:
+    """Read a JSON input strictly; malformed content becomes findings, unreadable raises."""
+    try:
+        value, raw = load_strict_file(path)
+    except RulecheckError as error:
+        if error.exit_code == ExitCode.USAGE:
+            raise
+        return None, [_from_diagnostic(d) for d in error.diagnostics]
+    return JsonInput(name, str(path), raw, value), []
+
+
+def _from_diagnostic(diagnostic: Diagnostic) -> Finding:
+    loc = diagnostic.location or Location("")
+    return Finding(
+        diagnostic.code,
+        diagnostic.message,
+        loc.file or None,
+        loc.pointer,
+        loc.line,
+        loc.column,
+        diagnostic.rule,
+        diagnostic.rule_hash,
+        diagnostic.ids,
+    )
+
+
+def _locate_violation(violation: Violation, inputs: dict[str, JsonInput]) -> Finding:
+    source = inputs.get(violation.document or "")
+    position = None
+    if source is not None and violation.pointer is not None:
+        position = locate(source.raw, violation.pointer)
+    line, column = position if position else (None, None)
+    return Finding(
+        violation.code,
+        violation.message,
+        source.path if source else violation.document,
+        violation.pointer,
+        line,
+        column,
+        violation.rule,
+        violation.rule_hash,
+        violation.ids,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerJob:
+    """One answer to check, with the inputs it is checked against."""
+
+    answer: Path
+    packet: Path
+    role: str
+    draft: Path | None = None
+    source: Path | None = None
+
+
+class AnswerChecker:
+    """Checks answers one at a time; packets shared by many answers are read once."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.spec = program.graph(ANSWER_GRAPH)
+        self.links = program.links_of(ANSWER_GRAPH)
+        self._packets: dict[str, tuple[JsonInput | None, list[Finding]]] = {}
+
+    def _packet(self, path: Path) -> tuple[JsonInput | None, list[Finding]]:
+        key = str(path)
+        if key not in self._packets:
+            packet, findings = read_json("packet", path)
+            if packet is not None:
+                findings = findings + _schema_findings(PACKET_SCHEMA, packet, "PACKET_SCHEMA")
+            if len(self._packets) > 256:
+                self._packets.clear()
+            self._packets[key] = (packet, findings)
+        return self._packets[key]
+
+    def check(self, job: AnswerJob) -> AnswerReport:
+        """Every structural finding for one answer; RulecheckError(exit 2) if unreadable."""
+        if job.source is not None and not job.source.is_dir():
+            raise RulecheckError(
+                [
+                    Diagnostic(
+                        "FILE_UNREADABLE",
+                        f"`{job.source}` is not a folder",
+                        Location(str(job.source)),
+                    )
+                ],
+                ExitCode.USAGE,
+            )
+        packet, packet_findings = self._packet(job.packet)
+        findings = list(packet_findings)
+        answer, problems = read_json("answer", job.answer)
+        findings += problems
+        draft = None
+        if job.draft is not None:
+            draft, problems = read_json("draft", job.draft)
+            findings += problems
+        report = _report_for(self.program, str(job.answer), str(job.packet), job.role)
+        if packet is None or answer is None or (job.draft is not None and draft is None):
+            return report(findings, 0)
+        findings += _schema_findings(RESPONSE_SCHEMA, answer, "RESPONSE_SCHEMA")
+        if draft is not None:
+            findings += _schema_findings(RESPONSE_SCHEMA, draft, "DRAFT_SCHEMA")
+        shape_ok = not findings
+        inputs = {doc.name: doc for doc in (packet, answer, draft) if doc is not None}
+        documents: dict[str, Any] = {name: doc.value for name, doc in inputs.items()}
+        documents["review"] = {"role": job.role}
+        if job.source is not None:
+            documents["source"] = source_document(packet.value, job.source)
+        ctx = Context(build_graph(self.spec, documents))
+        for link in self.links:
+            for violation in run_link(link, ctx, "answer"):
+                if shape_ok or violation.code != EVALUATION_ERROR:
+                    findings.append(_locate_violation(violation, inputs))
+        return report(findings, len(self.links))
+
+
+def check_answer(
+    program: Program,
+    answer_path: Path,
+    packet_path: Path,
+    role: str,
+    draft_path: Path | None = None,
+    source_dir: Path | None = None,
+) -> AnswerReport:
+    """Every structural finding for one answer; raises RulecheckError(exit 2) if unreadable."""
+    job = AnswerJob(answer_path, packet_path, role, draft_path, source_dir)
+    return AnswerChecker(program).check(job)
+
+
+def _schema_findings(schema: str, document: JsonInput, code: str) -> list[Finding]:
+    diagnostics = schema_errors(schema, document.value, document.raw, document.path, code)
+    return [_from_diagnostic(d) for d in diagnostics]
+
+
+def _report_for(
+    program: Program, answer: str, packet: str, role: str
+) -> Callable[[list[Finding], int], AnswerReport]:
+    def build(findings: list[Finding], evaluated: int) -> AnswerReport:
+        ordered = sorted(
+            findings,
+            key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.code, f.rule or "", f.ids),
+        )
+        return AnswerReport(
+            answer,
+            packet,
+            role,
+            tuple(ordered),
+            evaluated,
+            program.ruleset.hashed.ruleset_hash,
+            schema_digest(RESPONSE_SCHEMA),
+        )
+
+    return build

@@ -1,0 +1,311 @@
+"""Compile checked rules into Python functions, once per run, before any input is read.
+
+Each expression becomes Python source that calls the run-time semantics in
+`engine.evaluate.runtime`; quantifiers and aggregates become generator expressions and
+a link rule's `for` clauses become nested loops. The generated code is compiled with
+`compile()` and kept, so evaluating a rule costs what hand-written Python would, plus
+the semantic checks. The compiler implements the language only: constants, metrics and
+kinds all come from the rules.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from engine.check import CheckedRuleset
+from engine.evaluate import runtime
+from engine.evaluate.runtime import Context, EvaluationError
+from engine.graph.build import Graph
+from engine.syntax import ast
+from engine.units import to_base
+
+Env = dict[str, Any]
+Compiled = Callable[[Context, Env], Any]
+LinkRun = tuple[list[Env], list[tuple[Env, str]], str | None]
+
+__all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "LinkRun"]
+
+ELEMENT_MARK = "@element:"
+_PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
+_RUNTIME_NAMES = (
+    "coll attr eq member lt le gt ge add sub mul div neg not_ ratio median mean minimum maximum "
+    "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound"
+)
+_RUNTIME = {f"_{name}": getattr(runtime, name) for name in _RUNTIME_NAMES.split()}
+_ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
+_ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
+_AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
+_AGGREGATES["sum"] = "_total"
+_SIMPLE_BUILTINS = {
+    "len": "_length",
+    "prefix": "_prefix",
+    "line_count": "_lines",
+    "unique": "_unique",
+    "abs": "_absolute",
+    "kind": "_kind_of",
+    "ratio": "_ratio",
+}
+
+
+def _exact(value: Fraction) -> int | Fraction:
+    return value.numerator if value.denominator == 1 else value
+
+
+class Compiler:
+    """Generates and compiles Python for expressions, metrics and link rules."""
+
+    def __init__(self, checked: CheckedRuleset) -> None:
+        self.checked = checked
+        self.symbols = checked.symbols
+        self.constants: dict[str, Any] = {}
+        self._namespace: dict[str, Any] = {
+            **_RUNTIME,
+            "_EvaluationError": EvaluationError,
+            "_ELEMENT": ELEMENT_MARK,
+        }
+        self._counter = itertools.count()
+        self._metrics: set[str] = set()
+        self._empty = Context(Graph({}, {}, {}, {}, {}))
+
+    # -- public ------------------------------------------------------------------------------
+
+    def constant(self, name: str) -> Any:
+        """The value of a constant (evaluated once)."""
+        if name not in self.constants:
+            decl = self.symbols.consts[name]
+            self.constants[name] = self.expr(decl.value)(self._empty, {})
+            self._namespace[f"C_{name}"] = self.constants[name]
+        return self.constants[name]
+
+    def evaluate(self, node: ast.Expr) -> Any:
+        """The value of an expression that reads no graph (constants, metric calls)."""
+        return self.expr(node)(self._empty, {})
+
+    def expr(self, node: ast.Expr) -> Compiled:
+        """Compile one expression into `f(ctx, env)`; free variables are read from `env`."""
+        body = self._e(node, {})
+        name = f"expr_{next(self._counter)}"
+        source = f"def {name}(ctx, env):\n    {_PREAMBLE}\n    return {body}\n"
+        function: Compiled = self._define(name, source)
+        return function
+
+    def link_function(self, decl: ast.LinkDecl) -> Callable[[Context], LinkRun]:
+        """A link rule as one function: nested loops over its bindings, returning the
+        failing environments, per-binding evaluation errors, and a rule-level error."""
+        name = f"link_{decl.name.text}"
+        lines = [
+            f"def {name}(ctx):",
+            f"    {_PREAMBLE}",
+            "    env = {}; failed = []; errors = []",
+            "    try:",
+        ]
+        scope: dict[str, str] = {}
+        entries: list[str] = []
+        indent = "        "
+        for depth, binding in enumerate(decl.bindings):
+            var = binding.var.text
+            local = f"v{depth}_{var}"
+            source = binding.source
+            owner = (
+                source.target.id
+                if isinstance(source, ast.Attribute)
+                and isinstance(source.target, ast.Name)
+                and source.target.id in scope
+                else None
+            )
+            if owner is not None:
+                assert isinstance(source, ast.Attribute)
+                items = f"({self._e(source, scope)} or ())"
+                lines.append(f"{indent}for i{depth}, {local} in enumerate(_coll({items})):")
+                entries.append(f"_ELEMENT + {var!r}: ({owner!r}, {source.name!r}, i{depth})")
+            else:
+                lines.append(f"{indent}for {local} in {self._iterable(source, scope)}:")
+            scope = {**scope, var: local}
+            entries.append(f"{var!r}: {local}")
+            indent += "    "
+            if binding.where is not None:
+                lines.append(f"{indent}if ({self._e(binding.where, scope)}) is not True: continue")
+        env = "{" + ", ".join(entries) + "}"
+        require = self._e(decl.require, scope)
+        lines += [
+            f"{indent}try:",
+            f"{indent}    ok = ({require}) is True",
+            f"{indent}except (_EvaluationError, TypeError) as error:",
+            f"{indent}    errors.append(({env}, str(error))); continue",
+            f"{indent}if not ok: failed.append({env})",
+            "    except (_EvaluationError, TypeError) as error:",
+            "        return failed, errors, str(error)",
+            "    return failed, errors, None",
+        ]
+        function: Callable[[Context], LinkRun] = self._define(name, "\n".join(lines) + "\n")
+        return function
+
+    # -- machinery ---------------------------------------------------------------------------
+
+    def _define(self, name: str, source: str) -> Any:
+        code = compile(source, f"<rulecheck {name}>", "exec")
+        exec(code, self._namespace)
+        return self._namespace[name]
+
+    def _literal(self, value: Any) -> str:
+        name = f"L{next(self._counter)}"
+        self._namespace[name] = value
+        return name
+
+    def _metric(self, name: str) -> str:
+        """The generated function name of a metric (generated on first use)."""
+        function = f"M_{name}"
+        if name in self._metrics:
+            return function
+        self._metrics.add(name)
+        decl = self.symbols.metrics[name]
+        params = [p.name.text for p in decl.params]
+        scope = {p: f"p_{p}" for p in params}
+        args = "".join(f", p_{p}" for p in params)
+        body = self._e(decl.body, scope)
+        if params:
+            source = f"def {function}(ctx{args}):\n    {_PREAMBLE}\n    return {body}\n"
+        else:  # a metric without parameters is a pure function of the input: compute once
+            source = (
+                f"def {function}(ctx):\n    memo = ctx.memo\n"
+                f"    if {name!r} not in memo:\n        {_PREAMBLE}\n"
+                f"        memo[{name!r}] = {body}\n    return memo[{name!r}]\n"
+            )
+        self._define(function, source)
+        return function
+
+    def _iterable(self, node: ast.Expr, scope: dict[str, str]) -> str:
+        """Code for something to iterate over; `_coll` checks it unless it is known safe."""
+        code = self._e(node, scope)
+        produces_collection = (
+            isinstance(node, ast.Navigate | ast.SetLiteral)
+            or (
+                isinstance(node, ast.Name)
+                and node.id not in scope
+                and node.id in self.symbols.kinds
+            )
+            or (isinstance(node, ast.Call) and node.func in ("union", "of_kind"))
+        )
+        return code if produces_collection else f"_coll({code})"
+
+    def _comprehension(
+        self, var: str, source: ast.Expr, where: ast.Expr | None, scope: dict[str, str]
+    ) -> tuple[str, dict[str, str]]:
+        local = f"q{next(self._counter)}_{var}"
+        inner = {**scope, var: local}
+        clause = f"for {local} in {self._iterable(source, scope)}"
+        if where is not None:
+            clause += f" if ({self._e(where, inner)}) is True"
+        return clause, inner
+
+    def _e(self, node: ast.Expr, scope: dict[str, str]) -> str:
+        match node:
+            case ast.Number():
+                value, _ = to_base(node.value, node.unit)
+                return self._literal(_exact(value))
+            case ast.String():
+                return repr(node.value)
+            case ast.Bool():
+                return "True" if node.value else "False"
+            case ast.Null():
+                return "None"
+            case ast.Name():
+                return self._name(node, scope)
+            case ast.Attribute():
+                return f"_attr(A, {self._e(node.target, scope)}, {node.name!r})"
+            case ast.Navigate():
+                edges = "OUT" if node.outgoing else "IN"
+                return f"{edges}.get(({self._e(node.target, scope)}, {node.label!r}), ())"
+            case ast.Call():
+                return self._call(node, scope)
+            case ast.Quantifier():
+                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+                body = f"({self._e(node.body, inner)}) is True" if node.body else "True"
+                if node.op == "all":
+                    return f"all({body} {clause})"
+                found = f"any({body} {clause})"
+                return found if node.op == "exists" else f"(not {found})"
+            case ast.Aggregate():
+                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+                element = self._e(node.element, inner)
+                return f"{_AGGREGATES[node.op]}([{element} {clause}])"
+            case ast.Count():
+                clause, _ = self._comprehension(node.var, node.source, node.where, scope)
+                return f"sum(1 {clause})"
+            case ast.SetLiteral():
+                items = [self._e(item, scope) for item in node.items]
+                return f"frozenset(({''.join(i + ', ' for i in items)}))"
+            case ast.MapLiteral():
+                entries = ", ".join(f"{k!r}: {self._e(v, scope)}" for k, v in node.entries)
+                return "{" + entries + "}"
+            case ast.Unary():
+                function = "_not_" if node.op == "not" else "_neg"
+                return f"{function}({self._e(node.operand, scope)})"
+            case ast.Binary():
+                return self._binary(node, scope)
+            case ast.BoolOp():
+                joiner = " and " if node.op == "and" else " or "
+                return (
+                    "("
+                    + joiner.join(f"({self._e(op, scope)}) is True" for op in node.operands)
+                    + ")"
+                )
+        raise TypeError(f"unsupported expression {type(node).__name__}")  # pragma: no cover
+
+    def _name(self, node: ast.Name, scope: dict[str, str]) -> str:
+        if node.id in scope:
+            return scope[node.id]
+        decl = self.symbols.declarations.get(node.id)
+        if isinstance(decl, ast.ConstDecl):
+            self.constant(node.id)
+            return f"C_{node.id}"
+        if isinstance(decl, ast.KindDecl):
+            return f"K.get({node.id!r}, ())"
+        if isinstance(decl, ast.GateDecl):
+            return f"_gate(ctx, {node.id!r})"
+        return f"_bound(env, {node.id!r})"
+
+    def _call(self, node: ast.Call, scope: dict[str, str]) -> str:
+        args = [self._e(arg, scope) for arg in node.args]
+        if node.func in self.symbols.metrics:
+            return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
+        if node.func in _SIMPLE_BUILTINS:
+            return f"{_SIMPLE_BUILTINS[node.func]}({', '.join(args)})"
+        first = node.args[0] if node.args else None
+        match node.func:
+            case "ids" if isinstance(first, ast.Name) and first.id in self.symbols.kinds:
+                return f"G.id_set({first.id!r})"
+            case "ids":
+                return f"_node_ids(A, {args[0]})"
+            case "union":
+                return f"_union({', '.join(args)})"
+            case "of_kind":
+                kind = node.args[1]
+                assert isinstance(kind, ast.Name)
+                return f"_of_kind({args[0]}, {kind.id!r})"
+            case "id_count":
+                return f"_id_count(G, {args[0]})"
+        raise TypeError(f"unknown built-in `{node.func}`")  # pragma: no cover
+
+    def _binary(self, node: ast.Binary, scope: dict[str, str]) -> str:
+        left, right = self._e(node.left, scope), self._e(node.right, scope)
+        match node.op:
+            case "==":
+                return f"_eq({left}, {right})"
+            case "!=":
+                return f"(not _eq({left}, {right}))"
+            case "in":
+                return f"_member({left}, {right})"
+            case "not in":
+                return f"(not _member({left}, {right}))"
+        if node.op in _ORDER:
+            return f"{_ORDER[node.op]}({left}, {right})"
+        return f"{_ARITHMETIC[node.op]}({left}, {right})"
+
+
+def constant_values(compiler: Compiler) -> dict[str, Any]:
+    """Every constant of the ruleset, evaluated."""
+    return {name: compiler.constant(name) for name in compiler.symbols.consts}

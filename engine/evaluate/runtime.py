@@ -1,0 +1,266 @@
+"""Run-time semantics of the rule language, called by compiled rule code.
+
+Every operator that could silently do the wrong thing on bad data (ordering `null`,
+adding text, an empty median) raises EvaluationError instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from engine.graph.build import Graph
+from engine.textlines import line_count
+
+NUMBER_TYPES = (int, Fraction)
+EMPTY: tuple[Any, ...] = ()
+
+
+class EvaluationError(Exception):
+    """A rule could not be evaluated on this input (null arithmetic, empty median, ...)."""
+
+
+@dataclass(slots=True)
+class Context:
+    """What one evaluation reads: a graph, the gate outcomes known so far, a metric memo."""
+
+    graph: Graph
+    gates: dict[str, bool] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def number(value: Any, op: str) -> Any:
+    """`value` if it is an exact number (not a boolean), else an EvaluationError."""
+    if value.__class__ in NUMBER_TYPES:
+        return value
+    raise EvaluationError(f"`{op}` needs numbers, found {_shown(value)}")
+
+
+def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
+    """A collection to iterate; maps iterate over their keys; null is an error."""
+    if isinstance(value, list | tuple | frozenset | set):
+        return value
+    if isinstance(value, dict):
+        return list(value)
+    raise EvaluationError(f"{what} needs a set or list, found {_shown(value)}")
+
+
+def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:
+    """`value.name` for a node (an attribute) or a map (an entry); null stays null."""
+    if value.__class__ is tuple:
+        return attrs[value].get(name)
+    if isinstance(value, dict):
+        return value.get(name)
+    if value is None:
+        return None
+    raise EvaluationError(f"`.{name}` needs a node or a map, found {_shown(value)}")
+
+
+def hashable(value: Any) -> Any:
+    """A hashable stand-in for lists and maps (for membership and uniqueness)."""
+    if isinstance(value, list):
+        return tuple(hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, hashable(v)) for k, v in value.items()))
+    return value
+
+
+def eq(a: Any, b: Any) -> bool:
+    """Equality where `true` never equals `1`."""
+    if a.__class__ is bool or b.__class__ is bool:
+        return a.__class__ is b.__class__ and a == b
+    return bool(a == b)
+
+
+def member(needle: Any, haystack: Any) -> bool:
+    """`needle in haystack` for sets, lists and map keys."""
+    key = hashable(needle)
+    if isinstance(haystack, frozenset | set | dict):
+        return key in haystack
+    return any(hashable(item) == key for item in coll(haystack, "`in`"))
+
+
+def lt(a: Any, b: Any) -> bool:
+    """Ordered comparison `<` on numbers only."""
+    return bool(number(a, "<") < number(b, "<"))
+
+
+def le(a: Any, b: Any) -> bool:
+    """Ordered comparison `<=` on numbers only."""
+    return bool(number(a, "<=") <= number(b, "<="))
+
+
+def gt(a: Any, b: Any) -> bool:
+    """Ordered comparison `>` on numbers only."""
+    return bool(number(a, ">") > number(b, ">"))
+
+
+def ge(a: Any, b: Any) -> bool:
+    """Ordered comparison `>=` on numbers only."""
+    return bool(number(a, ">=") >= number(b, ">="))
+
+
+def add(a: Any, b: Any) -> Any:
+    """Exact `+`."""
+    return number(a, "+") + number(b, "+")
+
+
+def sub(a: Any, b: Any) -> Any:
+    """Exact `-`."""
+    return number(a, "-") - number(b, "-")
+
+
+def mul(a: Any, b: Any) -> Any:
+    """Exact `*`."""
+    return number(a, "*") * number(b, "*")
+
+
+def div(a: Any, b: Any) -> Any:
+    """Exact `/`; a zero divisor is an error."""
+    top, bottom = number(a, "/"), number(b, "/")
+    if bottom == 0:
+        raise EvaluationError("division by zero")
+    result = Fraction(top) / bottom
+    return result.numerator if result.denominator == 1 else result
+
+
+def neg(a: Any) -> Any:
+    """Exact unary minus."""
+    return -number(a, "-")
+
+
+def not_(a: Any) -> bool:
+    """Boolean negation of a condition."""
+    if a.__class__ is not bool:
+        raise EvaluationError(f"`not` needs a condition, found {_shown(a)}")
+    return not a
+
+
+def ratio(a: Any, b: Any) -> Any:
+    """`a / b` where a zero denominator is an error."""
+    if number(b, "ratio") == 0:
+        raise EvaluationError("ratio with a zero denominator")
+    return div(a, b)
+
+
+def median(values: list[Any]) -> Any:
+    """Exact median; the mean of the two middle values for an even count."""
+    if not values:
+        raise EvaluationError("`median` of no values")
+    ordered = sorted(number(v, "median") for v in values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return div(ordered[middle - 1] + ordered[middle], 2)
+
+
+def mean(values: list[Any]) -> Any:
+    """Exact arithmetic mean."""
+    if not values:
+        raise EvaluationError("`mean` of no values")
+    return div(sum(number(v, "mean") for v in values), len(values))
+
+
+def minimum(values: list[Any]) -> Any:
+    """Smallest value."""
+    if not values:
+        raise EvaluationError("`min` of no values")
+    return min(number(v, "min") for v in values)
+
+
+def maximum(values: list[Any]) -> Any:
+    """Largest value."""
+    if not values:
+        raise EvaluationError("`max` of no values")
+    return max(number(v, "max") for v in values)
+
+
+def total(values: list[Any]) -> Any:
+    """Exact sum (0 for no values)."""
+    return sum(number(v, "sum") for v in values)
+
+
+def length(value: Any) -> int:
+    """Length of a text or a collection."""
+    if isinstance(value, str):
+        return len(value)
+    return len(list(coll(value, "len")))
+
+
+def prefix(value: Any) -> str:
+    """The letters before an ID's number: `E` for `E12`."""
+    if not isinstance(value, str):
+        raise EvaluationError(f"`prefix` needs text, found {_shown(value)}")
+    return value.rstrip("0123456789")
+
+
+def lines(value: Any) -> int:
+    """Physical lines of a text."""
+    if not isinstance(value, str):
+        raise EvaluationError(f"`line_count` needs text, found {_shown(value)}")
+    return line_count(value)
+
+
+def unique(value: Any) -> bool:
+    """No element repeats."""
+    items = [hashable(item) for item in coll(value, "unique")]
+    return len(items) == len(set(items))
+
+
+def absolute(value: Any) -> Any:
+    """Absolute value of a number."""
+    return abs(number(value, "abs"))
+
+
+def kind_of(value: Any) -> str:
+    """The kind of a node."""
+    if value.__class__ is not tuple:
+        raise EvaluationError(f"`kind` needs a node, found {_shown(value)}")
+    return str(value[0])
+
+
+def node_ids(attrs: dict[Any, dict[str, Any]], nodes: Any) -> frozenset[Any]:
+    """The ids of a set of nodes."""
+    return frozenset(i for n in coll(nodes, "ids") if isinstance(i := attrs[n].get("id"), str))
+
+
+def union(*collections: Any) -> list[Any]:
+    """Elements of every collection, in order, each once."""
+    merged: dict[Any, Any] = {}
+    for collection in collections:
+        for item in coll(collection, "union"):
+            merged.setdefault(hashable(item), item)
+    return list(merged.values())
+
+
+def of_kind(nodes: Any, kind: str) -> list[Any]:
+    """The nodes of one kind."""
+    return [n for n in coll(nodes, "of_kind") if n[0] == kind]
+
+
+def id_count(graph: Graph, node: Any) -> int:
+    """How many nodes of `node`'s kind share its id."""
+    if node.__class__ is not tuple:
+        raise EvaluationError(f"`id_count` needs a node, found {_shown(node)}")
+    return graph.id_count(node)
+
+
+def gate(ctx: Context, name: str) -> bool:
+    """The outcome of a gate evaluated earlier."""
+    if name not in ctx.gates:
+        raise EvaluationError(f"gate `{name}` has not been evaluated")
+    return ctx.gates[name]
+
+
+def bound(env: dict[str, Any], name: str) -> Any:
+    """A variable bound by a rule's `for` clauses."""
+    try:
+        return env[name]
+    except KeyError:
+        raise EvaluationError(f"`{name}` is not bound") from None

@@ -1,0 +1,59 @@
+"""Canonical, span-free JSON forms of declarations, the input of every hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from fractions import Fraction
+from typing import Any
+
+from engine.syntax import ast
+from engine.units import to_base
+
+# Fields that record how something was written, not what it means.
+_PRESENTATION_FIELDS = frozenset({"span", "text", "note"})
+
+
+def canonical_number(value: Fraction) -> str:
+    """An exact rational as `p` or `p/q` in lowest terms."""
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
+
+
+def canonical_form(node: Any) -> Any:
+    """A JSON-compatible form of an AST node that ignores layout, comments and spelling.
+
+    Numbers become exact rationals in base units with their dimension, so `0.8`, `0.80`
+    and `8e-1`, or `4 min` and `240 s`, have one form. `source` notes are documentation
+    and are left out.
+    """
+    if isinstance(node, ast.Number):
+        value, dimension = to_base(node.value, node.unit)
+        return {
+            "node": "Number",
+            "value": canonical_number(value),
+            "dim": list(dimension.exponents),
+        }
+    if isinstance(node, ast.Ident):
+        return node.text
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        form: dict[str, Any] = {"node": type(node).__name__}
+        for item in dataclasses.fields(node):
+            if item.name not in _PRESENTATION_FIELDS:
+                form[item.name] = canonical_form(getattr(node, item.name))
+        return form
+    if isinstance(node, tuple | list):
+        return [canonical_form(item) for item in node]
+    if isinstance(node, Fraction):
+        return canonical_number(node)
+    if node is None or isinstance(node, str | bool | int):
+        return node
+    raise TypeError(f"no canonical form for {type(node).__name__}")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, no insignificant whitespace, UTF-8."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")

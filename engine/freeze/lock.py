@@ -1,0 +1,178 @@
+"""The rules lock: a self-contained YAML record of every declaration, its hash and its text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.bundle.yamldoc import load_yaml_document
+from engine.check import check_rules
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.freeze.hashing import HashedRuleset, declaration_hashes, ruleset_hash
+from engine.syntax import ast
+from engine.syntax.format import format_declaration
+from engine.syntax.parse import parse_text
+
+LOCK_VERSION = 1
+_LOCK_HEADER = 'ruleset locked version "lock"\n\n'
+
+
+def lock_document(hashed: HashedRuleset) -> dict[str, Any]:
+    """The lock as plain data, declarations in source order."""
+    entries = []
+    for item in hashed.declarations:
+        span = item.decl.span
+        entries.append(
+            {
+                "name": item.name,
+                "kind": item.kind,
+                "hash": item.hash,
+                "file": span.file,
+                "line": span.line,
+                "column": span.column,
+                "end_line": span.end_line,
+                "end_column": span.end_column,
+                "source": item.decl.note,
+                "text": format_declaration(item.decl) + "\n",
+            }
+        )
+    return {
+        "lock_version": LOCK_VERSION,
+        "grammar_version": hashed.grammar_version,
+        "ruleset_hash": hashed.ruleset_hash,
+        "declarations": entries,
+    }
+
+
+def dump_lock(hashed: HashedRuleset) -> str:
+    """The lock as YAML text (deterministic)."""
+    return yaml.safe_dump(
+        lock_document(hashed),
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LockedRuleset:
+    """A verified lock: declarations re-parsed from their recorded text."""
+
+    ruleset_hash: str
+    grammar_version: str
+    declarations: tuple[ast.Declaration, ...]
+    hashes: dict[str, str]
+    kinds: dict[str, str]
+
+
+def read_lock(path: Path) -> LockedRuleset:
+    """Load a lock and verify it: each entry's text is exactly the declaration the entry
+    names (same name, kind and source note), and every text re-hashes to its recorded hash.
+
+    Raises:
+        RulecheckError: exit 2 if unreadable, exit 1 if malformed or tampered.
+    """
+    document = load_yaml_document(path, "rules_lock", "LOCK")
+    entries = document["declarations"]
+    declarations: list[ast.Declaration] = []
+    problems: list[Diagnostic] = []
+    for index, entry in enumerate(entries):
+        decl, problem = _entry_declaration(path, index, entry)
+        if problem is not None:
+            problems.append(problem)
+        elif decl is not None:
+            declarations.append(decl)
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    parsed = ast.RuleFile(str(path), ast.Ident("locked"), "lock", tuple(declarations))
+    checked = check_rules([parsed])
+    if not checked.ok:
+        index_of = {entry["name"]: index for index, entry in enumerate(entries)}
+        problems = [
+            Diagnostic(
+                "LOCK_TAMPERED",
+                f"the declarations do not check: {d.message}",
+                _entry_location(path, index_of.get(d.rule or ""), "text"),
+                rule=d.rule,
+            )
+            for d in checked.diagnostics
+            if d.severity == "error"
+        ]
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    recomputed = declaration_hashes(checked)
+    for index, entry in enumerate(entries):
+        name = entry["name"]
+        if recomputed.get(name) != entry["hash"]:
+            problems.append(
+                Diagnostic(
+                    "LOCK_TAMPERED",
+                    f"declaration `{name}` does not hash to its recorded hash",
+                    _entry_location(path, index, "hash"),
+                    rule=name,
+                )
+            )
+    kinds = {entry["name"]: entry["kind"] for entry in entries}
+    total = ruleset_hash(
+        {name: (kinds[name], recomputed[name]) for name in kinds if name in recomputed},
+        document["grammar_version"],
+    )
+    if total != document["ruleset_hash"]:
+        problems.append(
+            Diagnostic(
+                "LOCK_TAMPERED",
+                "the ruleset hash does not match its declarations",
+                Location(str(path), pointer="/ruleset_hash"),
+            )
+        )
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return LockedRuleset(
+        document["ruleset_hash"],
+        document["grammar_version"],
+        parsed.declarations,
+        {name: recomputed[name] for name in kinds},
+        kinds,
+    )
+
+
+def _entry_location(path: Path, index: int | None, field: str) -> Location:
+    pointer = None if index is None else f"/declarations/{index}/{field}"
+    return Location(str(path), pointer=pointer)
+
+
+def _entry_declaration(
+    path: Path, index: int, entry: dict[str, Any]
+) -> tuple[ast.Declaration | None, Diagnostic | None]:
+    """The one declaration an entry's text holds, or why the entry does not match its text."""
+    name = entry["name"]
+
+    def tampered(message: str, field: str) -> tuple[None, Diagnostic]:
+        location = _entry_location(path, index, field)
+        return None, Diagnostic("LOCK_TAMPERED", message, location, rule=name)
+
+    try:
+        parsed = parse_text(_LOCK_HEADER + entry["text"], f"{path}#/declarations/{index}/text")
+    except RulecheckError as error:
+        first = error.diagnostics[0].message if error.diagnostics else "syntax error"
+        return tampered(f"the text of `{name}` does not parse: {first}", "text")
+    found = parsed.declarations
+    if len(found) != 1:
+        return tampered(
+            f"the text of `{name}` must hold exactly one declaration, found {len(found)}", "text"
+        )
+    decl = found[0]
+    if decl.name.text != name:
+        return tampered(f"the text of `{name}` declares `{decl.name.text}`", "text")
+    if ast.declaration_kind(decl) != entry["kind"]:
+        return tampered(
+            f"`{name}` is recorded as a {entry['kind']} but its text declares a "
+            f"{ast.declaration_kind(decl)}",
+            "kind",
+        )
+    if decl.note != entry["source"]:
+        return tampered(f"the source note of `{name}` differs from the note in its text", "source")
+    return decl, None

@@ -1,0 +1,40 @@
+"""Locate the files rulecheck ships: the grammar, the rules and the schemas.
+
+In a source checkout they are the top-level folders reviewers edit (`grammar/`, `rules/`,
+`manifests/schemas/`); in an installed wheel they are package data under `engine/_data/`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+_CHECKOUT_ROOT = Path(__file__).resolve().parent.parent
+_FOLDERS = {
+    "grammar": Path("grammar"),
+    "rules": Path("rules"),
+    "schemas": Path("manifests") / "schemas",
+}
+
+
+def shipped(folder: str) -> Traversable:
+    """The shipped folder `grammar`, `rules` or `schemas`."""
+    in_checkout = _CHECKOUT_ROOT / _FOLDERS[folder]
+    if (_CHECKOUT_ROOT / "pyproject.toml").is_file() and in_checkout.is_dir():
+        return in_checkout
+    return resources.files(f"engine._data.{folder}")
+
+
+def shipped_rules_dir() -> Path:
+    """The shipped rules as a real folder path (rule files are read from disk)."""
+    folder = shipped("rules")
+    if isinstance(folder, Path):
+        return folder
+    # Installed, `engine._data.rules` is a namespace package (data only): importlib.resources
+    # gives a MultiplexedPath for it, whose str() is its repr, not a path. Use its folder.
+    spec = importlib.util.find_spec("engine._data.rules")
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover
+        raise RuntimeError("the shipped rules are not installed")
+    return Path(next(iter(spec.submodule_search_locations)))

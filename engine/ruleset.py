@@ -1,0 +1,41 @@
+"""The rule side of the pipeline, composed: paths -> parse -> check -> hash."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.check import CheckedRuleset, check_rules
+from engine.errors import Diagnostic, ExitCode, RulecheckError, sorted_diagnostics
+from engine.freeze.hashing import HashedRuleset, hash_ruleset
+from engine.syntax.load import load_rule_files
+from engine.syntax.parse import grammar_version
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    """A checked, hashed ruleset: what every later stage evaluates."""
+
+    checked: CheckedRuleset
+    hashed: HashedRuleset
+
+
+def lint_paths(paths: Sequence[Path]) -> tuple[CheckedRuleset, list[Diagnostic]]:
+    """Parse and check rule files; returns every diagnostic, syntax errors included."""
+    files, syntax = load_rule_files(paths)
+    checked = check_rules(files)
+    return checked, sorted_diagnostics([*syntax, *checked.diagnostics])
+
+
+def load_ruleset(paths: Sequence[Path]) -> Ruleset:
+    """A ruleset ready to evaluate.
+
+    Raises:
+        RulecheckError: exit 1 with every diagnostic when any rule file has an error.
+    """
+    checked, diagnostics = lint_paths(paths)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise RulecheckError(errors, ExitCode.REFUSED)
+    return Ruleset(checked, hash_ruleset(checked, grammar_version()))

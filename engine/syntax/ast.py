@@ -1,0 +1,426 @@
+"""Typed AST of the rule language.
+
+Every node is a frozen, slotted dataclass. Spans record where the user wrote each node;
+they are excluded from equality and hashing, so two rule files that differ only in layout
+produce equal trees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of a rule file, 1-based, end exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+NO_SPAN = Span("<none>", 0, 0, 0, 0)
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Ident:
+    """A name the user wrote in a declaration position (rule name, code, state, unit...)."""
+
+    text: str
+    span: Span = _span()
+
+
+# ---- expressions -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """A numeric literal. `value` is exact; `unit` is the unit as written (or None)."""
+
+    value: Fraction
+    unit: str | None
+    text: str = field(default="", compare=False, hash=False)
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class String:
+    value: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Bool:
+    value: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Null:
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A reference to a constant, metric, kind, gate or bound variable."""
+
+    id: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """`target.name`: an attribute of a node (or an entry of a map constant)."""
+
+    target: Expr
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Navigate:
+    """`target -> label` (successors) or `target <- label` (predecessors) in the graph."""
+
+    target: Expr
+    label: str
+    outgoing: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call of a metric or a built-in function."""
+
+    func: str
+    args: tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Quantifier:
+    """`all|exists|none(var in source where filter: body)`."""
+
+    op: str
+    var: str
+    source: Expr
+    where: Expr | None
+    body: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """`median|mean|min|max|sum(element for var in source where filter)`."""
+
+    op: str
+    element: Expr
+    var: str
+    source: Expr
+    where: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """`count(var in source where filter)`."""
+
+    var: str
+    source: Expr
+    where: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class SetLiteral:
+    items: tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class MapLiteral:
+    entries: tuple[tuple[str, Expr], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    """`not x` or `-x`."""
+
+    op: str
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """Arithmetic (`+ - * /`), comparison (`== != < <= > >=`) and membership (`in`, `not in`)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """`a and b and ...` or `a or b or ...`."""
+
+    op: str
+    operands: tuple[Expr, ...]
+    span: Span = _span()
+
+
+Expr: TypeAlias = (
+    Number
+    | String
+    | Bool
+    | Null
+    | Name
+    | Attribute
+    | Navigate
+    | Call
+    | Quantifier
+    | Aggregate
+    | Count
+    | SetLiteral
+    | MapLiteral
+    | Unary
+    | Binary
+    | BoolOp
+)
+
+COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+
+# ---- declarations ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: Ident
+    type: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class AttrDecl:
+    name: Ident
+    type: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeDecl:
+    label: Ident
+    targets: tuple[Ident, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """`for var in source where filter`: one level of quantification of a rule."""
+
+    var: Ident
+    source: Expr
+    where: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """`ledger var in source where filter order by key`: the entries a budget accumulates."""
+
+    var: Ident
+    source: Expr
+    where: Expr | None
+    order: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ConstDecl:
+    name: Ident
+    value: Expr
+    note: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDecl:
+    name: Ident
+    params: tuple[Param, ...]
+    body: Expr
+    note: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """`records DOCUMENT "/pointer", ...`: where a kind's nodes come from in the input."""
+
+    document: Ident
+    pointers: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class KindDecl:
+    """A kind of graph node: its input records, key attribute, attributes and edges."""
+
+    name: Ident
+    graph: Ident
+    records: tuple[Records, ...]
+    key: Ident | None
+    attrs: tuple[AttrDecl, ...]
+    edges: tuple[EdgeDecl, ...]
+    note: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDecl:
+    name: Ident
+    message: str
+    note: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDecl:
+    name: Ident
+    note: str | None
+    bindings: tuple[Binding, ...]
+    require: Expr
+    code: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecl:
+    name: Ident
+    note: str | None
+    bindings: tuple[Binding, ...]
+    require: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetDecl:
+    name: Ident
+    note: str | None
+    bindings: tuple[Binding, ...]
+    ledger: Ledger
+    total: Expr
+    op: str
+    ceiling: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRow:
+    """`when condition => VERDICT`; `condition` is None for `otherwise`."""
+
+    condition: Expr | None
+    verdict: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionDecl:
+    name: Ident
+    note: str | None
+    rows: tuple[DecisionRow, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class EventDecl:
+    name: Ident
+    applies: tuple[Ident, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    source: Ident
+    event: Ident
+    target: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    state: Ident
+    result: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionsDecl:
+    name: Ident
+    note: str | None
+    initial: Ident
+    terminal: tuple[Ident, ...]
+    settlement: tuple[Ident, ...]
+    events: tuple[EventDecl, ...]
+    moves: tuple[Move, ...]
+    outcomes: tuple[Outcome, ...]
+    span: Span = _span()
+
+
+Declaration: TypeAlias = (
+    ConstDecl
+    | MetricDecl
+    | KindDecl
+    | CodeDecl
+    | LinkDecl
+    | GateDecl
+    | BudgetDecl
+    | DecisionDecl
+    | TransitionsDecl
+)
+
+DECLARATION_KINDS: dict[type, str] = {
+    ConstDecl: "const",
+    MetricDecl: "metric",
+    KindDecl: "kind",
+    CodeDecl: "code",
+    LinkDecl: "link",
+    GateDecl: "gate",
+    BudgetDecl: "budget",
+    DecisionDecl: "decision",
+    TransitionsDecl: "transitions",
+}
+
+
+def declaration_kind(decl: Declaration) -> str:
+    """The keyword that introduces `decl` (`const`, `gate`, ...)."""
+    return DECLARATION_KINDS[type(decl)]
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A `#` comment; `own_line` is False for a comment after code on the same line."""
+
+    text: str
+    line: int
+    own_line: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFile:
+    """One parsed rule file."""
+
+    path: str
+    name: Ident
+    version: str
+    declarations: tuple[Declaration, ...]
+    comments: tuple[Comment, ...] = field(default=(), compare=False, hash=False)
+    span: Span = _span()
