@@ -327,3 +327,102 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     data = {"answers": total, "structural_ok": passed, "with_findings": failed}
     _echo(summary, output_format, data)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
+
+
+def _campaign(bundle: Path, rules: tuple[Path, ...]) -> Any:
+    from engine.evaluate.campaign import evaluate_campaign
+    from engine.evaluate.program import compile_program
+    from engine.ruleset import load_ruleset
+
+    return evaluate_campaign(compile_program(load_ruleset(_default_paths(rules))), bundle)
+
+
+rules_option = click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders.",
+)
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@format_option
+@command
+def admit(bundle: Path, rules: tuple[Path, ...], output_format: str) -> int:
+    """Check that a campaign bundle may be evaluated; list every failed prerequisite."""
+    from engine.report.campaign_report import admission_text, campaign_json
+
+    result = _campaign(bundle, rules)
+    _echo(admission_text(result), output_format, campaign_json(result, scorecards=False))
+    return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@command
+def check(bundle: Path, rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
+    """Admit a campaign bundle, then compute the three scorecards and the decision."""
+    from engine.report.campaign_report import campaign_json, check_text
+
+    result = _campaign(bundle, rules)
+    if output_format == "json":
+        text = to_json(campaign_json(result, scorecards=True))
+    else:
+        text = check_text(result, markdown=output_format == "markdown")
+    if out is not None:
+        try:
+            _write_atomically(out, text)
+        except OSError as error:
+            from engine.errors import unreadable
+
+            raise unreadable(str(out), error.strerror or type(error).__name__) from None
+    else:
+        click.echo(text, nl=False)
+    return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)
+
+
+@main.command()
+@click.argument("seed")
+@click.argument("task_ids", nargs=-1, required=True)
+@format_option
+@command
+def order(seed: str, task_ids: tuple[str, ...], output_format: str) -> int:
+    """Re-derive the evaluation task order from the frozen trial seed (docs/campaign-format.md)."""
+    from engine.bundle.ordering import task_order
+
+    derived = task_order(seed, task_ids)
+    _echo(" ".join(derived) + "\n", output_format, {"seed": seed, "task_order": derived})
+    return 0
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path, file_okay=False))
+@rules_option
+@format_option
+@command
+def blind(bundle: Path, out: Path, rules: tuple[Path, ...], output_format: str) -> int:
+    """Write the raters' view: final answers only, under seed-derived anonymous IDs."""
+    from engine.bundle.blind import write_blind_view
+    from engine.bundle.campaign import load_bundle
+    from engine.evaluate.answer import AnswerChecker
+    from engine.evaluate.program import compile_program
+    from engine.ruleset import load_ruleset
+
+    checker = AnswerChecker(compile_program(load_ruleset(_default_paths(rules))))
+    written = write_blind_view(load_bundle(bundle, checker), out)
+    text = f"wrote {len(written)} blinded answers to {out}\n"
+    _echo(text, output_format, {"out": str(out), "answers": written})
+    return 0

@@ -382,8 +382,9 @@ def _declarations(draw: st.DrawFn) -> ast.Declaration:
             draw(IDENTS), draw(SMALL_EXPRS), draw(st.none() | SMALL_EXPRS), draw(SMALL_EXPRS)
         )
         op = draw(st.sampled_from(sorted(ast.COMPARISONS)))
+        reserve = draw(st.none() | SMALL_EXPRS)
         return ast.BudgetDecl(
-            name, note, bindings, ledger, draw(SMALL_EXPRS), op, draw(SMALL_EXPRS)
+            name, note, bindings, ledger, draw(SMALL_EXPRS), reserve, op, draw(SMALL_EXPRS)
         )
     rows = [
         ast.DecisionRow(draw(SMALL_EXPRS), draw(IDENTS)) for _ in range(draw(st.integers(1, 2)))

@@ -69,7 +69,7 @@ REGISTRY: tuple[Threshold, ...] = (
         "eval_tasks_per_stratum",
         {
             "behavior_explanation": "2",
-            "change_impact_plan": "2",
+            "change_impact": "2",
             "correctness_boundary": "2",
             "explicit_uncertainty": "2",
         },

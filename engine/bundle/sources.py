@@ -14,12 +14,21 @@ def _inside(root: Path, relative: str) -> Path | None:
     parts = PurePosixPath(relative).parts
     if not parts or relative.startswith("/") or ".." in parts:
         return None
-    candidate = (root / Path(*parts)).resolve()
     try:
+        candidate = (root / Path(*parts)).resolve()
         candidate.relative_to(root.resolve())
-    except ValueError:
+        return candidate if candidate.is_file() else None
+    except (OSError, ValueError, RuntimeError):  # NUL bytes, name too long, symlink loops
         return None
-    return candidate
+
+
+def _read(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def source_document(packet: Any, root: Path) -> dict[str, Any]:
@@ -33,8 +42,8 @@ def source_document(packet: Any, root: Path) -> dict[str, Any]:
         record: dict[str, Any] = {"evidence_id": item.get("id"), "found": False}
         path = item.get("path")
         target = _inside(root, path) if isinstance(path, str) else None
-        if target is not None and target.is_file():
-            raw = target.read_bytes()
+        raw = _read(target)
+        if raw is not None:
             start, end = item.get("start_line"), item.get("end_line")
             record["found"] = True
             record["file_sha256"] = hashlib.sha256(raw).hexdigest()

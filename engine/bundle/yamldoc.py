@@ -17,9 +17,12 @@ from cerberus import Validator
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 from engine.resources import shipped
 
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader without implicit timestamps, rejecting duplicate keys."""
+
+class _StrictLoader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    """SafeLoader (libyaml's when available) without implicit timestamps; the duplicate
+    keys that PyYAML accepts are found on the composed node tree."""
 
 
 _StrictLoader.yaml_implicit_resolvers = {

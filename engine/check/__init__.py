@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -39,6 +40,11 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
     files = tuple(files)
     symbols, diagnostics = build_symbols(files)
     checker = TypeChecker(symbols)
+    # Constants and metrics first, each after what it uses: the checker memoises their types
+    # recursively, and a long chain of derived constants written users-first would
+    # otherwise recurse once per link (a RecursionError at a few hundred).
+    for decl in _definition_order(symbols):
+        checker.check(decl)
     infos: dict[str, DeclInfo] = {}
     for rule_file in files:
         for decl in rule_file.declarations:
@@ -56,6 +62,40 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
     diagnostics += _cycles(symbols, infos)
     unique = list(dict.fromkeys(diagnostics))
     return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)))
+
+
+def _names_used(node: object) -> Iterator[str]:
+    """Every name and called function in an AST (bound variables included: harmless here)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Name):
+            yield item.id
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            if isinstance(item, ast.Call):
+                yield item.func
+            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+
+
+def _definition_order(symbols: SymbolTable) -> list[ast.Declaration]:
+    """Constants and metrics, each after the ones it uses (members of a cycle in any order)."""
+    derived = {
+        name: decl
+        for name, decl in symbols.declarations.items()
+        if isinstance(decl, ast.ConstDecl | ast.MetricDecl)
+    }
+    graph = nx.DiGraph()
+    graph.add_nodes_from(derived)
+    for name, decl in derived.items():
+        graph.add_edges_from((used, name) for used in _names_used(decl) if used in derived)
+    condensed = nx.condensation(graph)
+    return [
+        derived[name]
+        for component in nx.topological_sort(condensed)
+        for name in sorted(condensed.nodes[component]["members"])
+    ]
 
 
 def _cycles(symbols: SymbolTable, infos: Mapping[str, DeclInfo]) -> list[Diagnostic]:

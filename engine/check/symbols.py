@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from engine.errors import Diagnostic, Location
 from engine.syntax import ast
@@ -35,12 +35,23 @@ class SymbolTable:
     """Declarations of all loaded files, by name and by declaration kind."""
 
     declarations: dict[str, ast.Declaration]
+    # Per AST type, built on first use: the checker asks for `kinds`, `metrics`... at every
+    # attribute, navigation and call, and rebuilding them each time made checking quadratic.
+    _by_type: dict[type, dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def of_type(self, decl_type: type[T]) -> dict[str, T]:
-        """The declarations of one AST type, by name."""
-        return {
-            name: decl for name, decl in self.declarations.items() if isinstance(decl, decl_type)
-        }
+        """The declarations of one AST type, by name (shared: do not modify it)."""
+        found = self._by_type.get(decl_type)
+        if found is None:
+            found = {
+                name: decl
+                for name, decl in self.declarations.items()
+                if isinstance(decl, decl_type)
+            }
+            self._by_type[decl_type] = found
+        return found
 
     @property
     def consts(self) -> dict[str, ast.ConstDecl]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.syntax import ast
-from engine.units import NUMBER, UNITS, Dimension
+from engine.units import NUMBER, TIME, UNITS, Dimension
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,10 @@ BUILTINS = (
     "union",
     "id_count",
     "of_kind",
+    "passed",
+    "utc",
+    "entry",
+    "one",
 )
 COLLECTIONS = ("set", "list", "map")
 
@@ -148,6 +152,19 @@ class TypeChecker:
             case ast.GateDecl():
                 scope = self._bindings(decl.bindings, {})
                 self._expect_bool(decl.require, scope)
+            case ast.TableDecl():
+                scope = self._bindings(decl.bindings, {})
+                seen: set[str] = set()
+                for column in decl.columns:
+                    if column.name.text in seen:
+                        self.error(
+                            "DUPLICATE_NAME",
+                            f"column `{column.name.text}` appears twice in table "
+                            f"`{decl.name.text}`",
+                            column.name.span,
+                        )
+                    seen.add(column.name.text)
+                    self.expr(column.expr, scope)
             case ast.BudgetDecl():
                 self._check_budget(decl)
             case ast.DecisionDecl() | ast.TransitionsDecl():
@@ -202,14 +219,6 @@ class TypeChecker:
         return ANY
 
     def _check_kind(self, decl: ast.KindDecl) -> None:
-        attr_names = {a.name.text for a in decl.attrs}
-        if decl.key is not None and decl.key.text not in attr_names | {"id"}:
-            self.error(
-                "UNKNOWN_ATTRIBUTE",
-                f"key `{decl.key.text}` is not an attribute of kind `{decl.name.text}`",
-                decl.key.span,
-                did_you_mean(decl.key.text, attr_names),
-            )
         for records in decl.records:
             for pointer in records.pointers:
                 if pointer and not pointer.startswith("/"):
@@ -253,6 +262,9 @@ class TypeChecker:
         total = self.expr(decl.total, inner)
         ceiling = self.expr(decl.ceiling, scope)
         self._same_dimension(total, ceiling, decl.op, decl.ceiling.span)
+        if decl.reserve is not None:
+            reserve = self.expr(decl.reserve, inner)
+            self._same_dimension(reserve, ceiling, decl.op, decl.reserve.span)
 
     def _bindings(
         self, bindings: tuple[ast.Binding, ...], scope: dict[str, Type]
@@ -277,6 +289,8 @@ class TypeChecker:
 
     def _element_type(self, source: ast.Expr, scope: dict[str, Type]) -> Type:
         found = self.expr(source, scope)
+        if found.tag == "map":
+            return TEXT  # a map iterates over its keys
         if found.tag in COLLECTIONS and found.element is not None:
             return found.element
         if found.tag != "any":
@@ -340,6 +354,15 @@ class TypeChecker:
                 return self._numeric(operand, node.operand.span, "-")
             case ast.Binary():
                 return self._binary(node, scope, constant)
+            case ast.Conditional():
+                self._expect_bool_type(
+                    self.expr(node.condition, scope, constant), node.condition.span
+                )
+                then = self.expr(node.then, scope, constant)
+                otherwise = self.expr(node.otherwise, scope, constant)
+                if not _compatible(then, otherwise):
+                    self._mismatch(then, otherwise, "if", node.span)
+                return then if then.tag not in ("null", "any") else otherwise
             case ast.BoolOp():
                 for part in node.operands:
                     self._expect_bool_type(self.expr(part, scope, constant), part.span)
@@ -458,6 +481,8 @@ class TypeChecker:
         target = self.expr(node.target, scope, constant)
         if target.tag == "any":
             return nodes(())
+        if target.tag in ("set", "list") and target.element and target.element.tag == "node":
+            target = target.element  # navigation from every node of a collection
         if target.tag != "node":
             self.error(
                 "TYPE_MISMATCH",
@@ -493,6 +518,8 @@ class TypeChecker:
         return nodes(tuple(sorted(reached)))
 
     def _call(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
+        if node.func == "passed" and node.func not in self.symbols.metrics:
+            return self._passed(node)
         args = [self.expr(arg, scope, constant) for arg in node.args]
         metric = self.symbols.metrics.get(node.func)
         if metric is not None:
@@ -528,7 +555,9 @@ class TypeChecker:
     def _builtin(self, node: ast.Call, args: list[Type]) -> Type:
         if node.func == "union":
             return self._union(node, args)
-        arity = {"ratio": 2, "of_kind": 2}.get(node.func, 1)
+        if node.func == "passed":
+            return self._passed(node)
+        arity = {"ratio": 2, "of_kind": 2, "entry": 2}.get(node.func, 1)
         if len(args) != arity:
             self.error(
                 "ARITY_MISMATCH",
@@ -539,6 +568,19 @@ class TypeChecker:
         match node.func:
             case "len" | "line_count" | "id_count":
                 return NUMBER_TYPE
+            case "utc":
+                return quantity(TIME)
+            case "one":
+                if args[0].tag in ("set", "list") and args[0].element is not None:
+                    return args[0].element
+                if args[0].tag != "any":
+                    self.error("TYPE_MISMATCH", "`one` needs a set or list", node.args[0].span)
+                return ANY
+            case "entry":
+                if args[0].tag not in ("map", "any"):
+                    self.error("TYPE_MISMATCH", "`entry` needs a map first", node.args[0].span)
+                    return ANY
+                return args[0].element or ANY
             case "ratio":
                 top = self._numeric(args[0], node.args[0].span, "ratio")
                 bottom = self._numeric(args[1], node.args[1].span, "ratio")
@@ -566,6 +608,25 @@ class TypeChecker:
                 return ANY
             case _:  # prefix, kind
                 return TEXT
+
+    def _passed(self, node: ast.Call) -> Type:
+        """`passed(RULE)`: the outcome of a link rule, gate or budget evaluated earlier."""
+        target = node.args[0] if len(node.args) == 1 else None
+        rules = {
+            name
+            for name, decl in self.symbols.declarations.items()
+            if isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl)
+        }
+        if not (isinstance(target, ast.Name) and target.id in rules):
+            self.error(
+                "TYPE_MISMATCH",
+                "`passed` takes the name of one link rule, gate or budget",
+                node.span,
+                did_you_mean(target.id, rules) if isinstance(target, ast.Name) else None,
+            )
+            return BOOL
+        self.info.references.add(target.id)
+        return BOOL
 
     def _union(self, node: ast.Call, args: list[Type]) -> Type:
         if not args:
@@ -596,7 +657,13 @@ class TypeChecker:
                     f"`{node.op}` needs a set, list or map on its right, found {right.render()}",
                     node.right.span,
                 )
-            elif right.element is not None and not _compatible(left, right.element):
+            elif right.tag == "map" and not _compatible(left, TEXT):
+                self.error("TYPE_MISMATCH", f"map keys are text, not {left.render()}", node.span)
+            elif (
+                right.tag != "map"
+                and right.element is not None
+                and not _compatible(left, right.element)
+            ):
                 self.error(
                     "TYPE_MISMATCH",
                     f"cannot look for {left.render()} in {right.render()}",

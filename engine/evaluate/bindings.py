@@ -75,13 +75,16 @@ def enumerate_bindings(
 
 
 def describe_binding(
-    env: Env, ctx: Context, subject_document: str | None = None
+    env: Env, ctx: Context, subject_document: str | frozenset[str] | None = None
 ) -> tuple[tuple[str, ...], str | None, str | None]:
     """The values a binding names, and the document and pointer to report it at.
 
     The location is the innermost list element bound in the subject document, else the
     outermost bound node of the subject document, else the innermost bound node.
     """
+    subjects = (
+        frozenset({subject_document}) if isinstance(subject_document, str) else subject_document
+    ) or frozenset()
     ids: list[str] = []
     element: tuple[str, str] | None = None
     subject: tuple[str, str] | None = None
@@ -91,7 +94,7 @@ def describe_binding(
             owner, attribute, index = value
             owner_node = env.get(owner)
             attrs = ctx.graph.attrs.get(owner_node, {}) if isinstance(owner_node, tuple) else {}
-            if attrs.get("@document") == subject_document:
+            if attrs.get("@document") in subjects:
                 element = (attrs["@document"], f"{attrs['@pointer']}/{attribute}/{index}")
         elif isinstance(value, tuple) and value in ctx.graph.attrs:
             attrs = ctx.graph.attrs[value]
@@ -101,7 +104,7 @@ def describe_binding(
                 ids.append(attrs["@pointer"])
             place = (attrs["@document"], attrs["@pointer"])
             innermost = place
-            if subject is None and place[0] == subject_document:
+            if subject is None and place[0] in subjects:
                 subject = place
         else:
             ids.append(_scalar(value))

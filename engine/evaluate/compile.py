@@ -32,7 +32,8 @@ ELEMENT_MARK = "@element:"
 _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ ratio median mean minimum maximum "
-    "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound"
+    "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound "
+    "truth utc navigate entry one"
 )
 _RUNTIME = {f"_{name}": getattr(runtime, name) for name in _RUNTIME_NAMES.split()}
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
@@ -40,6 +41,9 @@ _ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
 _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
 _AGGREGATES["sum"] = "_total"
 _SIMPLE_BUILTINS = {
+    "utc": "_utc",
+    "entry": "_entry",
+    "one": "_one",
     "len": "_length",
     "prefix": "_prefix",
     "line_count": "_lines",
@@ -166,8 +170,14 @@ class Compiler:
         scope = {p: f"p_{p}" for p in params}
         args = "".join(f", p_{p}" for p in params)
         body = self._e(decl.body, scope)
-        if params:
-            source = f"def {function}(ctx{args}):\n    {_PREAMBLE}\n    return {body}\n"
+        if params:  # a metric is a pure function of the input and its arguments: memoise
+            key = f"({name!r}{args},)"
+            source = (
+                f"def {function}(ctx{args}):\n    memo = ctx.memo; key = {key}\n"
+                f"    try:\n        return memo[key]\n    except KeyError:\n        pass\n"
+                f"    except TypeError:\n        {_PREAMBLE}\n        return {body}\n"
+                f"    {_PREAMBLE}\n    memo[key] = value = {body}\n    return value\n"
+            )
         else:  # a metric without parameters is a pure function of the input: compute once
             source = (
                 f"def {function}(ctx):\n    memo = ctx.memo\n"
@@ -218,7 +228,7 @@ class Compiler:
                 return f"_attr(A, {self._e(node.target, scope)}, {node.name!r})"
             case ast.Navigate():
                 edges = "OUT" if node.outgoing else "IN"
-                return f"{edges}.get(({self._e(node.target, scope)}, {node.label!r}), ())"
+                return f"_navigate({edges}, {self._e(node.target, scope)}, {node.label!r})"
             case ast.Call():
                 return self._call(node, scope)
             case ast.Quantifier():
@@ -246,6 +256,10 @@ class Compiler:
                 return f"{function}({self._e(node.operand, scope)})"
             case ast.Binary():
                 return self._binary(node, scope)
+            case ast.Conditional():
+                condition = self._e(node.condition, scope)
+                then, otherwise = self._e(node.then, scope), self._e(node.otherwise, scope)
+                return f"(({then}) if _truth({condition}) else ({otherwise}))"
             case ast.BoolOp():
                 joiner = " and " if node.op == "and" else " or "
                 return (
@@ -269,12 +283,19 @@ class Compiler:
         return f"_bound(env, {node.id!r})"
 
     def _call(self, node: ast.Call, scope: dict[str, str]) -> str:
+        if node.func == "passed" and node.func not in self.symbols.metrics:
+            target = node.args[0]
+            assert isinstance(target, ast.Name)
+            return f"_gate(ctx, {target.id!r})"
         args = [self._e(arg, scope) for arg in node.args]
         if node.func in self.symbols.metrics:
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
         if node.func in _SIMPLE_BUILTINS:
             return f"{_SIMPLE_BUILTINS[node.func]}({', '.join(args)})"
         first = node.args[0] if node.args else None
+        if node.func == "passed":
+            assert isinstance(first, ast.Name)
+            return f"_gate(ctx, {first.id!r})"
         match node.func:
             case "ids" if isinstance(first, ast.Name) and first.id in self.symbols.kinds:
                 return f"G.id_set({first.id!r})"

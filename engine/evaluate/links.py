@@ -45,7 +45,7 @@ def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> Comp
 
 
 def run_link(
-    link: CompiledLink, ctx: Context, subject_document: str | None = None
+    link: CompiledLink, ctx: Context, subject_document: str | frozenset[str] | None = None
 ) -> list[Violation]:
     """Every violation of one link rule on one graph; evaluation errors are violations too.
 

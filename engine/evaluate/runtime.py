@@ -6,8 +6,10 @@ adding text, an empty median) raises EvaluationError instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -60,6 +62,17 @@ def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:
     if value is None:
         return None
     raise EvaluationError(f"`.{name}` needs a node or a map, found {_shown(value)}")
+
+
+def navigate(edges: dict[Any, Any], target: Any, label: str) -> Any:
+    """The nodes `label` edges reach from a node, or from every node of a collection."""
+    if target.__class__ is tuple or target is None:
+        return edges.get((target, label), EMPTY)
+    reached: dict[Any, None] = {}
+    for node in coll(target, "navigation"):
+        for found in edges.get((node, label), EMPTY):
+            reached[found] = None
+    return list(reached)
 
 
 def hashable(value: Any) -> Any:
@@ -133,6 +146,13 @@ def div(a: Any, b: Any) -> Any:
 def neg(a: Any) -> Any:
     """Exact unary minus."""
     return -number(a, "-")
+
+
+def truth(condition: Any) -> bool:
+    """A condition's value; anything but true or false is an error."""
+    if condition.__class__ is not bool:
+        raise EvaluationError(f"`if` needs a condition, found {_shown(condition)}")
+    return bool(condition)
 
 
 def not_(a: Any) -> bool:
@@ -251,10 +271,45 @@ def id_count(graph: Graph, node: Any) -> int:
     return graph.id_count(node)
 
 
+_UTC = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z")
+
+
+def utc(value: Any) -> Any:
+    """Seconds since 1970-01-01T00:00:00Z of an ISO-8601 UTC time (`...Z`), exactly."""
+    match = _UTC.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise EvaluationError(f"`utc` needs a time like 2026-10-01T09:00:00Z, found {value!r}")
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError as error:
+        raise EvaluationError(f"`utc`: {value!r} is not a valid time ({error})") from None
+    whole = int(moment.timestamp())
+    fraction = Fraction(match.group(7)) if match.group(7) else 0
+    return whole + fraction
+
+
+def one(collection: Any) -> Any:
+    """The single element of a collection; none or several is an error."""
+    items = list(coll(collection, "one"))
+    if len(items) != 1:
+        raise EvaluationError(f"`one` needs exactly one element, found {len(items)}")
+    return items[0]
+
+
+def entry(mapping: Any, key: Any) -> Any:
+    """The value of `key` in a map; a missing key is an error."""
+    if not isinstance(mapping, dict):
+        raise EvaluationError(f"`entry` needs a map, found {_shown(mapping)}")
+    if key not in mapping:
+        raise EvaluationError(f"the map has no entry `{key}`")
+    return mapping[key]
+
+
 def gate(ctx: Context, name: str) -> bool:
-    """The outcome of a gate evaluated earlier."""
+    """The outcome of a gate, link rule or budget evaluated earlier."""
     if name not in ctx.gates:
-        raise EvaluationError(f"gate `{name}` has not been evaluated")
+        raise EvaluationError(f"`{name}` has not been evaluated")
     return ctx.gates[name]
 
 

@@ -21,6 +21,27 @@ def canonical_number(value: Fraction) -> str:
     )
 
 
+_SEMANTIC_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _semantic_fields(node_type: type) -> tuple[str, ...] | None:
+    """The fields of an AST node type that carry meaning; None for a non-dataclass type.
+
+    Cached per type: calling `dataclasses.fields` on every node made hashing twice as slow.
+    """
+    if node_type not in _SEMANTIC_FIELDS:
+        _SEMANTIC_FIELDS[node_type] = (
+            tuple(
+                item.name
+                for item in dataclasses.fields(node_type)
+                if item.name not in _PRESENTATION_FIELDS
+            )
+            if dataclasses.is_dataclass(node_type)
+            else None
+        )
+    return _SEMANTIC_FIELDS[node_type]
+
+
 def canonical_form(node: Any) -> Any:
     """A JSON-compatible form of an AST node that ignores layout, comments and spelling.
 
@@ -37,11 +58,11 @@ def canonical_form(node: Any) -> Any:
         }
     if isinstance(node, ast.Ident):
         return node.text
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+    names = _semantic_fields(type(node))
+    if names is not None:
         form: dict[str, Any] = {"node": type(node).__name__}
-        for item in dataclasses.fields(node):
-            if item.name not in _PRESENTATION_FIELDS:
-                form[item.name] = canonical_form(getattr(node, item.name))
+        for name in names:
+            form[name] = canonical_form(getattr(node, name))
         return form
     if isinstance(node, tuple | list):
         return [canonical_form(item) for item in node]

@@ -215,7 +215,13 @@ def _walk_pair(old: Any, new: Any, polarity: int, out: list[ValueChange]) -> Non
 def _walk_comparison(old: Any, new: Any, polarity: int, out: list[ValueChange]) -> None:
     if isinstance(old, ast.BudgetDecl):
         total, ceiling = _side_polarities(new.op)
-        pairs = [("bindings", 0), ("ledger", 0), ("total", total), ("ceiling", ceiling)]
+        pairs = [
+            ("bindings", 0),
+            ("ledger", 0),
+            ("total", total),
+            ("reserve", total),
+            ("ceiling", ceiling),
+        ]
         op_old, op_new = old.op, new.op
     else:
         left, right = _side_polarities(old.op)
@@ -254,6 +260,8 @@ def _child_polarity(node: Any, field_name: str, polarity: int) -> int:
         return 0 if field_name in ("where", "source") else polarity
     if isinstance(node, ast.Call | ast.MapLiteral | ast.SetLiteral):
         return polarity if isinstance(node, ast.MapLiteral) else 0
+    if isinstance(node, ast.Conditional):  # the branches are the value, not the condition
+        return 0 if field_name == "condition" else polarity
     return polarity
 
 
@@ -296,6 +304,7 @@ def _const_polarities(declarations: Sequence[ast.Declaration]) -> dict[str, set[
             total, ceiling = _side_polarities(node.op)
             visit((node.bindings, node.ledger), 0)
             visit(node.total, polarity * total)
+            visit(node.reserve, polarity * total)
             visit(node.ceiling, polarity * ceiling)
             return
         if isinstance(node, tuple):

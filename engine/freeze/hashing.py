@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import networkx as nx
+
 from engine.check import CheckedRuleset
 from engine.freeze.canonical import canonical_form, canonical_json
 from engine.syntax import ast
@@ -40,27 +42,36 @@ class HashedRuleset:
 
 
 def declaration_hashes(checked: CheckedRuleset) -> dict[str, str]:
-    """sha256 of each declaration's canonical form together with the hashes it uses."""
-    hashes: dict[str, str] = {}
+    """sha256 of each declaration's canonical form together with the hashes it uses.
+
+    Declarations are hashed after everything they use, iteratively (a recursive walk
+    overflowed the stack on a long chain of derived constants).
+
+    Raises:
+        ValueError: if references form a cycle (a checked ruleset without errors has none).
+    """
     declarations = checked.symbols.declarations
-
-    def visit(name: str) -> str:
-        if name not in hashes:
-            decl = declarations[name]
-            uses = {
-                ref: visit(ref) for ref in sorted(checked.infos[name].references) if ref != name
-            }
-            payload = {
-                "kind": ast.declaration_kind(decl),
-                "form": canonical_form(decl),
-                "uses": uses,
-            }
-            hashes[name] = sha256_hex(canonical_json(payload))
-        return hashes[name]
-
-    for name in declarations:
-        visit(name)
-    return hashes
+    references = {
+        name: sorted(ref for ref in checked.infos[name].references if ref != name)
+        for name in declarations
+    }
+    graph = nx.DiGraph()
+    graph.add_nodes_from(declarations)
+    graph.add_edges_from((ref, name) for name, refs in references.items() for ref in refs)
+    try:
+        order = list(nx.topological_sort(graph))
+    except nx.NetworkXUnfeasible:
+        raise ValueError("declarations that reference each other cannot be hashed") from None
+    hashes: dict[str, str] = {}
+    for name in order:
+        decl = declarations[name]
+        payload = {
+            "kind": ast.declaration_kind(decl),
+            "form": canonical_form(decl),
+            "uses": {ref: hashes[ref] for ref in references[name]},
+        }
+        hashes[name] = sha256_hex(canonical_json(payload))
+    return {name: hashes[name] for name in declarations}
 
 
 def ruleset_hash(kinds_and_hashes: Mapping[str, tuple[str, str]], grammar_version: str) -> str:

@@ -170,6 +170,16 @@ class Binary:
 
 
 @dataclass(frozen=True, slots=True)
+class Conditional:
+    """`if condition then a else b`."""
+
+    condition: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class BoolOp:
     """`a and b and ...` or `a or b or ...`."""
 
@@ -195,6 +205,7 @@ Expr: TypeAlias = (
     | Unary
     | Binary
     | BoolOp
+    | Conditional
 )
 
 COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
@@ -318,8 +329,29 @@ class BudgetDecl:
     bindings: tuple[Binding, ...]
     ledger: Ledger
     total: Expr
+    reserve: Expr | None
     op: str
     ceiling: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """`column NAME = EXPR` of a report table."""
+
+    name: Ident
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TableDecl:
+    """A report table: one row per binding, one value per column (reporting only)."""
+
+    name: Ident
+    note: str | None
+    bindings: tuple[Binding, ...]
+    columns: tuple[Column, ...]
     span: Span = _span()
 
 
@@ -385,6 +417,7 @@ Declaration: TypeAlias = (
     | BudgetDecl
     | DecisionDecl
     | TransitionsDecl
+    | TableDecl
 )
 
 DECLARATION_KINDS: dict[type, str] = {
@@ -397,6 +430,7 @@ DECLARATION_KINDS: dict[type, str] = {
     BudgetDecl: "budget",
     DecisionDecl: "decision",
     TransitionsDecl: "transitions",
+    TableDecl: "table",
 }
 
 

@@ -93,6 +93,7 @@ _INDENT = "  "
 _TRAILING_GAP = "  "
 
 # Precedence levels, loosest to tightest.
+_CONDITIONAL = 0
 _OR = 1
 _AND = 2
 _NOT = 3
@@ -229,6 +230,9 @@ def _expr(expr: ast.Expr) -> tuple[str, int]:
         return _unary(expr)
     if isinstance(expr, ast.Binary):
         return _binary(expr)
+    if isinstance(expr, ast.Conditional):
+        parts = (format_expr(expr.condition), format_expr(expr.then), format_expr(expr.otherwise))
+        return "if {} then {} else {}".format(*parts), _CONDITIONAL
     return _bool_op(expr)
 
 
@@ -443,6 +447,15 @@ def _clauses(decl: ast.Declaration, block: _Block) -> None:
             block.piece(block.add(f"require {format_expr(decl.require)}"), decl.require.span)
         if isinstance(decl, ast.LinkDecl):
             block.piece(block.add(f"else reject {decl.code.text}"), decl.code.span)
+    elif isinstance(decl, ast.TableDecl):
+        for binding in decl.bindings:
+            text = f"for {binding.var.text} in {format_expr(binding.source)}"
+            if binding.where is not None:
+                text += f" where {format_expr(binding.where)}"
+            block.piece(block.add(text), binding.span)
+        for column in decl.columns:
+            line = block.add(f"column {column.name.text} = {format_expr(column.expr)}")
+            block.piece(line, column.span)
     elif isinstance(decl, ast.DecisionDecl):
         for row in decl.rows:
             if row.condition is None:
@@ -463,7 +476,8 @@ def _budget_clauses(decl: ast.BudgetDecl, block: _Block) -> None:
     block.piece(block.add(text), ledger.span)
     total = _operand(decl.total, _ADD)
     ceiling = _operand(decl.ceiling, _ADD)
-    line = block.add(f"total {total} {decl.op} {ceiling}")
+    reserve = "" if decl.reserve is None else f" reserving {_operand(decl.reserve, _ADD)}"
+    line = block.add(f"total {total}{reserve} {decl.op} {ceiling}")
     block.piece(line, decl.total.span, decl.ceiling.span.end_line)
 
 

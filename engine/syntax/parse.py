@@ -239,6 +239,9 @@ class _Builder(Transformer[Token, Any]):
         kept = tuple(param for param in params if param is not None)
         return ast.MetricDecl(self._ident(name), kept, body, note, self._span(meta))
 
+    def type_name(self, meta: Meta, children: list[Token]) -> Token:
+        return children[0]
+
     def param(self, meta: Meta, children: list[Token]) -> ast.Param:
         return ast.Param(self._ident(children[0]), self._ident(children[1]), self._span(meta))
 
@@ -312,17 +315,34 @@ class _Builder(Transformer[Token, Any]):
         return ast.GateDecl(self._ident(name), note, tuple(bindings), require, self._span(meta))
 
     def budget_decl(self, meta: Meta, children: list[Any]) -> ast.BudgetDecl:
-        name, note, *bindings, ledger, total, op, ceiling = children
+        name, note, *bindings, ledger, total, reserve, op, ceiling = children
         return ast.BudgetDecl(
             self._ident(name),
             note,
             tuple(bindings),
             ledger,
             total,
+            reserve,
             str(op),
             ceiling,
             self._span(meta),
         )
+
+    def reserving(self, meta: Meta, children: list[Any]) -> Any:
+        return children[0]
+
+    def conditional(self, meta: Meta, children: list[Any]) -> ast.Conditional:
+        condition, then, otherwise = children
+        return ast.Conditional(condition, then, otherwise, self._span(meta))
+
+    def table_decl(self, meta: Meta, children: list[Any]) -> ast.TableDecl:
+        name, note, *rest = children
+        bindings = tuple(c for c in rest if isinstance(c, ast.Binding))
+        columns = tuple(c for c in rest if isinstance(c, ast.Column))
+        return ast.TableDecl(self._ident(name), note, bindings, columns, self._span(meta))
+
+    def column(self, meta: Meta, children: list[Any]) -> ast.Column:
+        return ast.Column(self._ident(children[0]), children[1], self._span(meta))
 
     def decision_decl(self, meta: Meta, children: list[Any]) -> ast.DecisionDecl:
         name, note, *rows = children

@@ -1,0 +1,270 @@
+"""Load a campaign bundle folder into the documents of the `campaign` graph.
+
+Every file is read strictly and validated by its schema; every problem is located. Besides
+the files, the loader derives what rules compare the files with, computed here because it
+needs bytes or algorithms, never protocol knowledge:
+
+* `engine`: the ruleset hash and response-schema digest this run evaluates with;
+* `inputs`: for each measured input the manifest names, its sha256 as declared and as found;
+* `derived`: the evaluation task order re-derived from the trial seed;
+* `answers`: the structural check of each session's answer (final and ledger separately);
+* `blind`: the anonymous ID and sha256 of the raters' view of each answered review.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bundle.blind import blind_bytes
+from engine.bundle.jsonschemas import compiled_schema, schema_digest
+from engine.bundle.ordering import blind_answer_id, task_order
+from engine.bundle.strictjson import loads_strict
+from engine.bundle.yamldoc import load_yaml_document
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.answer import AnswerChecker, AnswerJob, AnswerReport
+
+MANIFEST = "manifest.yaml"
+TASKS = "tasks.yaml"
+ADJUDICATION_MANIFEST = "adjudication_manifest.yaml"
+JSON_LINES = {
+    "sessions": ("sessions.jsonl", "session"),
+    "requests": ("requests.jsonl", "request"),
+    "receipts": ("receipts.jsonl", "receipt"),
+    "adjudications": ("adjudications.jsonl", "adjudication"),
+}
+RESPONSE_SCHEMA = "response_contract"
+RECONCILIATION_POINTER = "/reconciliation"
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    """A loaded bundle: the documents of the campaign graph, and the answer reports."""
+
+    root: Path
+    documents: dict[str, Any]
+    answer_reports: dict[str, AnswerReport]
+
+
+def _refuse(diagnostics: list[Diagnostic]) -> RulecheckError:
+    return RulecheckError(diagnostics, ExitCode.REFUSED)
+
+
+def inside(root: Path, relative: Any) -> Path | None:
+    """`root/relative` when it is a relative path that stays inside `root`, else None."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/"):
+        return None
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    try:
+        candidate = (root / Path(*parts)).resolve()
+        candidate.relative_to(root.resolve())
+    except (OSError, ValueError, RuntimeError):  # outside the root, NUL bytes, symlink loops
+        return None
+    return candidate
+
+
+def _json_lines(root: Path, name: str, schema: str, problems: list[Diagnostic]) -> list[Any]:
+    path = root / name
+    if not path.is_file():
+        problems.append(
+            Diagnostic("BUNDLE_FILE_MISSING", f"the bundle has no `{name}`", Location(str(path)))
+        )
+        return []
+    records: list[Any] = []
+    validate = compiled_schema(schema)
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        source = f"{path}:{number}"
+        try:
+            record = loads_strict(raw, source)
+        except RulecheckError as error:
+            problems += [
+                Diagnostic(
+                    d.code,
+                    d.message,
+                    Location(str(path), number, pointer=d.location.pointer if d.location else None),
+                )
+                for d in error.diagnostics
+            ]
+            continue
+        errors = validate(record)
+        for pointer, _keyword, message in errors:
+            problems.append(
+                Diagnostic(
+                    f"{schema.upper()}_SCHEMA",
+                    message,
+                    Location(str(path), number, pointer=pointer),
+                )
+            )
+        if not errors:
+            record["line_sha256"] = hashlib.sha256(raw.rstrip(b"\r")).hexdigest()
+            record["line"] = number
+            records.append(record)
+    return records
+
+
+def _yaml(root: Path, name: str, schema: str, code: str, problems: list[Diagnostic]) -> Any:
+    path = root / name
+    if not path.is_file():
+        problems.append(
+            Diagnostic("BUNDLE_FILE_MISSING", f"the bundle has no `{name}`", Location(str(path)))
+        )
+        return None
+    try:
+        return load_yaml_document(path, schema, code)
+    except RulecheckError as error:
+        problems += error.diagnostics
+        return None
+
+
+def _truth(root: Path, tasks: Any, problems: list[Diagnostic]) -> dict[str, Any]:
+    obligations: list[dict[str, Any]] = []
+    for task in (tasks or {}).get("tasks", []):
+        path = root / "truth" / f"{task['task_id']}.yaml"
+        if not path.is_file():
+            problems.append(
+                Diagnostic(
+                    "BUNDLE_FILE_MISSING",
+                    f"task `{task['task_id']}` has no frozen truth `truth/{path.name}`",
+                    Location(str(path)),
+                )
+            )
+            continue
+        try:
+            truth = load_yaml_document(path, "truth", "TRUTH")
+        except RulecheckError as error:
+            problems += error.diagnostics
+            continue
+        for obligation in truth["obligations"]:
+            obligations.append(
+                {**obligation, "task_id": truth["task_id"], "version": truth["version"]}
+            )
+    return {"obligations": obligations}
+
+
+def _inputs(root: Path, manifest: Any) -> list[dict[str, Any]]:
+    checked = []
+    for entry in (manifest or {}).get("inputs", []):
+        path = inside(root, entry["path"])
+        actual = None
+        if path is not None and path.is_file():
+            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        checked.append(
+            {**entry, "declared": entry["sha256"], "actual": actual, "exists": actual is not None}
+        )
+    return checked
+
+
+def _answers(
+    root: Path, checker: AnswerChecker, tasks: Any, manifest: Any, sessions: list[Any]
+) -> tuple[list[dict[str, Any]], dict[str, AnswerReport]]:
+    task_packets = {t["task_id"]: t["packet_id"] for t in (tasks or {}).get("tasks", [])}
+    triplet_tasks = {t["triplet_id"]: t["task_id"] for t in (manifest or {}).get("triplets", [])}
+    drafts = {s["triplet_id"]: s.get("answer") for s in sessions if s["role"] == "D"}
+    summaries, reports = [], {}
+    for session in sessions:
+        answer = inside(root, session.get("answer"))
+        packet_id = task_packets.get(triplet_tasks.get(session["triplet_id"], ""), "")
+        packet = inside(root, f"packets/{packet_id}.json") if packet_id else None
+        summary: dict[str, Any] = {"session_id": session["session_id"], "checked": False}
+        if answer is None or packet is None or not answer.is_file() or not packet.is_file():
+            summaries.append(summary)
+            continue
+        draft = None
+        if session["role"] != "D":
+            draft_path = inside(root, drafts.get(session["triplet_id"]))
+            draft = draft_path if draft_path is not None and draft_path.is_file() else None
+        try:
+            report = checker.check(AnswerJob(answer, packet, session["role"], draft))
+        except RulecheckError:
+            summaries.append(summary)
+            continue
+        reports[session["session_id"]] = report
+        packet_file = str(packet)
+        in_answer = [f for f in report.findings if f.file != packet_file]
+        summary.update(
+            checked=True,
+            packet_ok=not any(f.file == packet_file for f in report.findings),
+            final_ok=not any(
+                not (f.pointer or "").startswith(RECONCILIATION_POINTER)
+                and f.code != "RECONCILIATION_ROLE_MISMATCH"
+                for f in in_answer
+            ),
+            ledger_ok=not in_answer,
+            codes=sorted({f.code for f in in_answer}),
+        )
+        summaries.append(summary)
+    return summaries, reports
+
+
+def _blind(root: Path, seed: str, sessions: list[Any], summaries: list[Any]) -> list[Any]:
+    finals_ok = {s["session_id"] for s in summaries if s.get("final_ok")}
+    view = []
+    for session in sessions:
+        if session["role"] == "D" or session["session_id"] not in finals_ok:
+            continue
+        path = inside(root, session["answer"])
+        assert path is not None
+        final = loads_strict(path.read_bytes(), str(path))["final"]
+        answer_id = blind_answer_id(seed, session["session_id"])
+        digest = hashlib.sha256(blind_bytes(answer_id, final)).hexdigest()
+        view.append({"answer_id": answer_id, "session_id": session["session_id"], "sha256": digest})
+    return view
+
+
+def load_bundle(root: Path, checker: AnswerChecker) -> Bundle:
+    """Read every file of a bundle and derive the computed documents.
+
+    Raises:
+        RulecheckError: exit 2 if `root` is not a folder; exit 1 listing every malformed file.
+    """
+    if not root.is_dir():
+        raise RulecheckError(
+            [
+                Diagnostic(
+                    "FILE_UNREADABLE", f"`{root}` is not a bundle folder", Location(str(root))
+                )
+            ],
+            ExitCode.USAGE,
+        )
+    problems: list[Diagnostic] = []
+    manifest = _yaml(root, MANIFEST, "execution_manifest", "MANIFEST", problems)
+    tasks = _yaml(root, TASKS, "task_registry", "TASKS", problems)
+    adjudication_manifest = _yaml(
+        root, ADJUDICATION_MANIFEST, "adjudication_manifest", "ADJUDICATION_MANIFEST", problems
+    )
+    lines = {
+        name: _json_lines(root, file, schema, problems)
+        for name, (file, schema) in JSON_LINES.items()
+    }
+    truth = _truth(root, tasks, problems)
+    if problems:
+        raise _refuse(problems)
+    summaries, reports = _answers(root, checker, tasks, manifest, lines["sessions"])
+    program = checker.program
+    documents: dict[str, Any] = {
+        "manifest": manifest,
+        "tasks": tasks,
+        "adjudication_manifest": adjudication_manifest,
+        **lines,
+        "truth": truth,
+        "engine": {
+            "ruleset_hash": program.ruleset.hashed.ruleset_hash,
+            "response_schema_sha256": schema_digest(RESPONSE_SCHEMA),
+        },
+        "inputs": _inputs(root, manifest),
+        "derived": {
+            "task_order": task_order(
+                manifest["trial_seed"],
+                [t["task_id"] for t in tasks["tasks"] if t["phase"] == "evaluation"],
+            )
+        },
+        "answers": summaries,
+        "blind": _blind(root, manifest["trial_seed"], lines["sessions"], summaries),
+    }
+    return Bundle(root, documents, reports)

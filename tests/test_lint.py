@@ -1,0 +1,505 @@
+"""`rulecheck lint`: every error class, with its exact message and location, through the CLI.
+
+Each `tests/data/lint/NAME.rules` holds exactly one error (the row of CASES that names it).
+The JSON output pins code, message, file, line, column and hint; the text output must show
+`file:line:col: error[CODE]: message`, the source line and a caret under the column.
+Most runs go through click's CliRunner (fast, in process); `test_cli_rules.py` runs a few
+real subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data" / "lint"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One lint error class: the data file that shows it and the diagnostic it must give."""
+
+    file: str
+    code: str
+    message: str  # `{path}` stands for the rule file's path
+    line: int
+    column: int
+    hint: str | None = None
+
+
+CASES = (
+    Case(
+        "duplicate_name",
+        "DUPLICATE_NAME",
+        "`limit` is already declared as a const at {path}:2:7",
+        3,
+        6,
+    ),
+    Case(
+        "duplicate_attribute",
+        "DUPLICATE_NAME",
+        "attribute `R` is declared twice in kind `task`",
+        4,
+        8,
+    ),
+    Case(
+        "duplicate_column",
+        "DUPLICATE_NAME",
+        "column `R` appears twice in table `report`",
+        7,
+        10,
+    ),
+    Case(
+        "unknown_name",
+        "UNKNOWN_NAME",
+        "unknown name `min_task_median`",
+        3,
+        31,
+        "did you mean `min_task_median_R`?",
+    ),
+    Case(
+        "decision_unknown_gate",
+        "UNKNOWN_NAME",
+        "unknown gate `median_okk`",
+        4,
+        8,
+        "did you mean `median_ok`?",
+    ),
+    Case(
+        "unknown_attribute_node",
+        "UNKNOWN_ATTRIBUTE",
+        "kind `task` has no attribute `r`",
+        4,
+        30,
+        "did you mean `R`?",
+    ),
+    Case(
+        "unknown_attribute_map",
+        "UNKNOWN_ATTRIBUTE",
+        "map `workers` has no entry `DIRECTT`",
+        3,
+        16,
+        "did you mean `DIRECT`?",
+    ),
+    Case(
+        "unknown_edge",
+        "UNKNOWN_EDGE",
+        "no edge `support` leaves kind claim",
+        5,
+        42,
+        "did you mean `supports`?",
+    ),
+    Case(
+        "unknown_code",
+        "UNKNOWN_CODE",
+        "reject code `MISSING_EVIDENCES` is not declared",
+        4,
+        48,
+        "did you mean `MISSING_EVIDENCE`?",
+    ),
+    Case("unknown_type", "UNKNOWN_TYPE", "unknown type `tokenz`", 3, 16, "did you mean `tokens`?"),
+    Case(
+        "unknown_kind",
+        "UNKNOWN_KIND",
+        "edge `supports` leads to unknown kind `evidenc`",
+        3,
+        20,
+        "did you mean `evidence`?",
+    ),
+    Case(
+        "unknown_function",
+        "UNKNOWN_FUNCTION",
+        "unknown function `lenn`",
+        2,
+        11,
+        "did you mean `len`?",
+    ),
+    Case(
+        "arity_metric",
+        "ARITY_MISMATCH",
+        "metric `cost` takes 1 argument, got 2",
+        3,
+        11,
+    ),
+    Case("arity_builtin", "ARITY_MISMATCH", "`ratio` takes 2 arguments, got 1", 2, 11),
+    Case("unit_compare", "UNIT_MISMATCH", "`<=` cannot combine tokens with USD", 4, 16),
+    Case("unit_add", "UNIT_MISMATCH", "`+` cannot combine s with tokens", 2, 15),
+    Case(
+        "unit_argument",
+        "UNIT_MISMATCH",
+        "argument `used` of `cost` expects tokens, found USD",
+        3,
+        16,
+    ),
+    Case("type_mismatch", "TYPE_MISMATCH", "expected a condition (bool), found text", 2, 16),
+    Case(
+        "not_constant",
+        "NOT_CONSTANT",
+        "a constant may only use constants and metrics, not the gate `g`",
+        3,
+        11,
+    ),
+    Case(
+        "cyclic_definition",
+        "CYCLIC_DEFINITION",
+        "these declarations depend on each other: `a` -> `b` -> `a`",
+        2,
+        7,
+    ),
+    Case(
+        "invalid_pointer",
+        "INVALID_POINTER",
+        "`final/claims` is not a JSON pointer (it must be empty or start with `/`)",
+        3,
+        3,
+    ),
+    Case(
+        "decision_incomplete",
+        "DECISION_INCOMPLETE",
+        "decision `d` gives no verdict for 1 combination(s) of gate outcomes: a=pass, b=fail",
+        4,
+        10,
+        "add a row for them or an `otherwise` row",
+    ),
+    Case(
+        "decision_overlap",
+        "DECISION_OVERLAP",
+        "rows 1 (`ACCEPT`) and 2 (`PARTIAL`) of decision `d` both match a=pass, b=fail",
+        6,
+        3,
+        "make the conditions exclusive so every combination has one verdict",
+    ),
+    Case(
+        "decision_unreachable_row",
+        "DECISION_UNREACHABLE_ROW",
+        "row 3 (`INCONCLUSIVE`) of decision `d` is never reached by any combination of gate "
+        "outcomes",
+        6,
+        3,
+    ),
+    Case(
+        "decision_reads_non_gate",
+        "DECISION_READS_NON_GATE",
+        "a decision row may read only gates; `a` is a const",
+        5,
+        8,
+    ),
+    Case(
+        "decision_condition",
+        "DECISION_CONDITION",
+        "a decision condition cannot use the `==` operator",
+        5,
+        8,
+        "use gate names with `and`, `or`, `not` and all/exists/none over {...}",
+    ),
+    Case(
+        "decision_too_wide",
+        "DECISION_TOO_WIDE",
+        "decision `wide` reads 17 gates; at most 16 can be proved complete",
+        19,
+        10,
+    ),
+    Case(
+        "unknown_event",
+        "UNKNOWN_EVENT",
+        "event `finnish` is not declared in `m`",
+        7,
+        19,
+        "did you mean `finish`?",
+    ),
+    Case(
+        "transition_event_not_applicable",
+        "TRANSITION_EVENT_NOT_APPLICABLE",
+        "event `finish` is not documented as applying to `PENDING`",
+        9,
+        3,
+        "add `PENDING` to `event finish applies ...`",
+    ),
+    Case(
+        "transition_terminal_exit",
+        "TRANSITION_TERMINAL_EXIT",
+        "terminal state `DONE` may only move to a settlement state, not `PENDING`",
+        7,
+        3,
+    ),
+    Case(
+        "transition_nondeterministic",
+        "TRANSITION_NONDETERMINISTIC",
+        "`PENDING` on `finish` has 2 targets: `DONE`, `FAILED`",
+        7,
+        3,
+    ),
+    Case(
+        "transition_event_unhandled",
+        "TRANSITION_EVENT_UNHANDLED",
+        "event `cancel` applies to `PENDING` but no move handles it there",
+        6,
+        24,
+    ),
+    Case(
+        "transition_unreachable_state",
+        "TRANSITION_UNREACHABLE_STATE",
+        "state `ORPHAN` cannot be reached from `PENDING`",
+        4,
+        18,
+    ),
+    Case(
+        "transition_dead_end",
+        "TRANSITION_DEAD_END",
+        "state `RUNNING` is not terminal but has no move out",
+        7,
+        28,
+        "declare it terminal or add a move",
+    ),
+    Case(
+        "transition_outcome_not_terminal",
+        "TRANSITION_OUTCOME_NOT_TERMINAL",
+        "only terminal states map to an outcome; `PENDING` is not",
+        8,
+        11,
+    ),
+    Case(
+        "transition_outcome",
+        "TRANSITION_OUTCOME",
+        "terminal state `FAILED` must map to exactly one outcome, found 0",
+        2,
+        13,
+    ),
+    Case(
+        "transition_outcome_twice",
+        "TRANSITION_OUTCOME",
+        "terminal state `DONE` must map to exactly one outcome, found 2",
+        8,
+        3,
+    ),
+    Case(
+        "syntax_error",
+        "SYNTAX_ERROR",
+        "unexpected `=`",
+        4,
+        17,
+        "expected `(`, `-`, `all`/`exists`/`none`, `count`, `false`, `null`, `true`, `{`, "
+        "a name, a number, a string, an aggregate",
+    ),
+    Case(
+        "invalid_utf8",
+        "RULES_INVALID_UTF8",
+        "rule file is not valid utf-8 (byte 44)",
+        2,
+        19,
+    ),
+)
+
+
+def lint(*args: str) -> Result:
+    """`rulecheck lint ARGS` in process."""
+    return CliRunner().invoke(main, ["lint", *args], catch_exceptions=False)
+
+
+def lint_json(path: Path) -> tuple[int, dict[str, Any]]:
+    result = lint(str(path), "--format", "json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _expected(case: Case, path: Path) -> dict[str, Any]:
+    form: dict[str, Any] = {
+        "code": case.code,
+        "severity": "error",
+        "message": case.message.format(path=path),
+        "file": str(path),
+        "line": case.line,
+        "column": case.column,
+    }
+    if case.hint is not None:
+        form["hint"] = case.hint
+    return form
+
+
+def _actual(diagnostic: dict[str, Any]) -> dict[str, Any]:
+    location = diagnostic["location"]
+    form = {key: diagnostic[key] for key in ("code", "severity", "message")}
+    form.update({key: location.get(key) for key in ("file", "line", "column")})
+    if "hint" in diagnostic:
+        form["hint"] = diagnostic["hint"]
+    return form
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.file)
+def test_error_class_json(case: Case) -> None:
+    path = DATA / f"{case.file}.rules"
+    exit_code, report = lint_json(path)
+    assert exit_code == 1
+    assert report["ok"] is False
+    assert [_actual(d) for d in report["diagnostics"]] == [_expected(case, path)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.file)
+def test_error_class_text(case: Case) -> None:
+    path = DATA / f"{case.file}.rules"
+    result = lint(str(path))
+    assert result.exit_code == 1
+    message = case.message.format(path=path)
+    lines = result.stderr.splitlines()
+    head = f"{path}:{case.line}:{case.column}: error[{case.code}]: {message}"
+    index = next(i for i, line in enumerate(lines) if line.startswith(head))
+    source = path.read_bytes().decode("utf-8", errors="replace").split("\n")[case.line - 1]
+    assert lines[index + 1] == f"{case.line:>5} | {source}"
+    caret = lines[index + 2]
+    assert caret.startswith("      | ")
+    assert caret[len("      | ") :].index("^") == case.column - 1
+    assert set(caret[len("      | ") :].strip()) == {"^"}
+    if case.hint is not None:
+        assert lines[index + 3] == f"  = {case.hint}"
+    assert result.stdout.endswith(": 1 error\n")
+
+
+def test_every_check_code_has_a_case() -> None:
+    """A new error code in engine/check needs a row in CASES (and a data file)."""
+    sources = "".join(path.read_text() for path in sorted((ROOT / "engine" / "check").glob("*.py")))
+    found = set(re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"', sources))
+    covered = {case.code for case in CASES}
+    assert found, "no error codes found in engine/check"
+    assert found <= covered, f"error codes without a lint test: {sorted(found - covered)}"
+
+
+def test_every_data_file_is_used() -> None:
+    used = {case.file for case in CASES} | {"clean", "three_errors", "kind_cycle_is_fine"}
+    assert {path.stem for path in DATA.glob("*.rules")} == used
+
+
+def test_rule_names_are_reported() -> None:
+    _, report = lint_json(DATA / "unknown_name.rules")
+    assert report["diagnostics"][0]["rule"] == "median_ok"
+    assert report["diagnostics"][0]["location"]["end_column"] == 46
+
+
+# ---- files that are not errors --------------------------------------------------------------
+
+
+def test_clean_file() -> None:
+    path = DATA / "clean.rules"
+    result = lint(str(path))
+    assert result.exit_code == 0
+    assert result.stdout == "1 file, 14 declarations: ok\n"
+    assert result.stderr == ""
+    exit_code, report = lint_json(path)
+    assert exit_code == 0
+    assert report == {"diagnostics": [], "ok": True}
+
+
+def test_kinds_may_name_each_other() -> None:
+    """A kind whose attribute is of its own kind (or of a kind naming it back) is no cycle."""
+    exit_code, report = lint_json(DATA / "kind_cycle_is_fine.rules")
+    assert (exit_code, report["diagnostics"]) == (0, [])
+
+
+def test_shipped_rules_lint_clean() -> None:
+    result = lint()  # no argument: the shipped rules
+    assert result.exit_code == 0, result.stderr
+    count = len(list((ROOT / "rules").glob("*.rules")))
+    assert re.fullmatch(rf"{count} files, \d+ declarations: ok\n", result.stdout)
+
+
+# ---- several errors ------------------------------------------------------------------------
+
+
+def test_every_error_of_a_file_is_reported_in_position_order() -> None:
+    path = DATA / "three_errors.rules"
+    exit_code, report = lint_json(path)
+    assert exit_code == 1
+    found = [
+        (d["code"], d["location"]["line"], d["location"]["column"], d["message"])
+        for d in report["diagnostics"]
+    ]
+    assert found == [
+        ("UNIT_MISMATCH", 3, 20, "`<=` cannot combine tokens with USD"),
+        ("UNKNOWN_NAME", 4, 22, "unknown name `spnt`"),
+        ("DUPLICATE_NAME", 6, 7, f"`dup` is already declared as a const at {path}:5:7"),
+    ]
+    text = lint(str(path))
+    assert text.stdout == "1 file, 5 declarations: 3 errors\n"
+    heads = [line for line in text.stderr.splitlines() if ": error[" in line]
+    assert [h.split(": error[")[0] for h in heads] == [
+        f"{path}:3:20",
+        f"{path}:4:22",
+        f"{path}:6:7",
+    ]
+
+
+def test_errors_of_several_files_are_all_reported(tmp_path: Path) -> None:
+    (tmp_path / "a.rules").write_text('ruleset a version "1"\nconst x = y\n')
+    (tmp_path / "b.rules").write_text('ruleset b version "1"\nconst z = = 1\n')
+    (tmp_path / "c.rules").write_text('ruleset c version "1"\nconst w = 1 tokens + 1 USD\n')
+    exit_code, report = lint_json(tmp_path)
+    assert exit_code == 1
+    found = [(Path(d["location"]["file"]).name, d["code"]) for d in report["diagnostics"]]
+    assert found == [
+        ("a.rules", "UNKNOWN_NAME"),
+        ("b.rules", "SYNTAX_ERROR"),
+        ("c.rules", "UNIT_MISMATCH"),
+    ]
+
+
+def test_names_are_shared_across_files(tmp_path: Path) -> None:
+    (tmp_path / "a.rules").write_text('ruleset a version "1"\nconst x = y * 2\n')
+    (tmp_path / "b.rules").write_text('ruleset b version "1"\nconst y = 1\nconst x = 3\n')
+    exit_code, report = lint_json(tmp_path)
+    assert exit_code == 1
+    (diagnostic,) = report["diagnostics"]
+    assert diagnostic["code"] == "DUPLICATE_NAME"
+    assert diagnostic["location"]["file"] == str(tmp_path / "b.rules")
+    assert diagnostic["message"] == (
+        f"`x` is already declared as a const at {tmp_path / 'a.rules'}:2:7"
+    )
+
+
+def test_source_line_is_read_fresh_after_an_edit(tmp_path: Path) -> None:
+    path = tmp_path / "edited.rules"
+    path.write_text('ruleset e version "1"\nconst x = y\n')
+    assert "    2 | const x = y\n" in lint(str(path)).stderr
+    path.write_text('ruleset e version "1"\nconst xx = 1\nconst x = yy\n')
+    assert "    3 | const x = yy\n" in lint(str(path)).stderr
+
+
+# ---- files that cannot be read --------------------------------------------------------------
+
+
+def test_missing_file_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "missing.rules"
+    result = lint(str(path), "--format", "json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "ok": False,
+        "diagnostics": [
+            {
+                "code": "FILE_UNREADABLE",
+                "severity": "error",
+                "message": f"cannot read `{path}`: no such file or folder",
+                "location": {"file": str(path)},
+            }
+        ],
+    }
+    text = lint(str(path))
+    assert text.exit_code == 2
+    assert text.stderr == (
+        f"{path}: error[FILE_UNREADABLE]: cannot read `{path}`: no such file or folder\n"
+    )
+    assert "Traceback" not in text.output
+
+
+def test_folder_without_rule_files_is_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not rules")
+    result = lint(str(tmp_path), "--format", "json")
+    assert result.exit_code == 2
+    (diagnostic,) = json.loads(result.stdout)["diagnostics"]
+    assert diagnostic["code"] == "FILE_UNREADABLE"
+    assert diagnostic["message"] == f"cannot read `{tmp_path}`: no `*.rules` files in this folder"
