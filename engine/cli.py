@@ -12,7 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.errors import Diagnostic, ExitCode, RulecheckError, unreadable
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
 from engine.resources import shipped_rules_dir
@@ -28,6 +28,14 @@ format_option = click.option(
     show_default=True,
     help="Output format.",
 )
+rules_option = click.option(
+    "--rules",
+    "rules",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Rule files or folders (default: the shipped rules).",
+)
+
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
 )
@@ -86,6 +94,14 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _write_output(path: Path, text: str) -> None:
+    """Write a report or lock the user asked for; a path that cannot be written exits 2."""
+    try:
+        _write_atomically(path, text)
+    except OSError as error:
+        raise unreadable(str(path), error.strerror or type(error).__name__) from None
 
 
 def _echo(text: str, output_format: str, data: Any) -> None:
@@ -148,12 +164,7 @@ def freeze(paths: tuple[Path, ...], out: Path, output_format: str) -> int:
     from engine.ruleset import load_ruleset
 
     hashed = load_ruleset(_default_paths(paths)).hashed
-    try:
-        _write_atomically(out, dump_lock(hashed))
-    except OSError as error:
-        from engine.errors import unreadable
-
-        raise unreadable(str(out), error.strerror or type(error).__name__) from None
+    _write_output(out, dump_lock(hashed))
     count = len(hashed.declarations)
     text = f"wrote {out}: {count} declarations, ruleset {hashed.ruleset_hash}\n"
     _echo(
@@ -209,13 +220,7 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
 
 @main.command()
 @click.argument("name")
-@click.option(
-    "--rules",
-    "rules",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Rule files or folders.",
-)
+@rules_option
 @format_option
 @command
 def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
@@ -237,13 +242,7 @@ def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
 
 
 @main.command()
-@click.option(
-    "--rules",
-    "rules",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Rule files or folders.",
-)
+@rules_option
 @format_option
 @command
 def inventory(rules: tuple[Path, ...], output_format: str) -> int:
@@ -261,13 +260,7 @@ def inventory(rules: tuple[Path, ...], output_format: str) -> int:
 @click.option("--role", "role", required=True, type=click.Choice(["D", "A", "B"]))
 @click.option("--draft", "draft", type=click.Path(path_type=Path), help="The common draft D.")
 @click.option("--source", "source", type=click.Path(path_type=Path), help="Source snapshot folder.")
-@click.option(
-    "--rules",
-    "rules",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Rule files or folders.",
-)
+@rules_option
 @format_option
 @command
 def answer(
@@ -294,13 +287,7 @@ def answer(
 @main.command()
 @click.argument("index", type=click.Path(path_type=Path))
 @click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
-@click.option(
-    "--rules",
-    "rules",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Rule files or folders.",
-)
+@rules_option
 @format_option
 @command
 def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str) -> int:
@@ -329,33 +316,38 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
-def _campaign(bundle: Path, rules: tuple[Path, ...]) -> Any:
+def _campaign(bundle: Path, rules: tuple[Path, ...], jobs: int) -> Any:
+    from engine.bundle.campaign import Parallel
     from engine.evaluate.campaign import evaluate_campaign
     from engine.evaluate.program import compile_program
     from engine.ruleset import load_ruleset
 
-    return evaluate_campaign(compile_program(load_ruleset(_default_paths(rules))), bundle)
+    paths = _default_paths(rules)
+    program = compile_program(load_ruleset(paths))
+    return evaluate_campaign(program, bundle, Parallel(jobs, tuple(paths)))
 
 
-rules_option = click.option(
-    "--rules",
-    "rules",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Rule files or folders.",
+jobs_option = click.option(
+    "--jobs",
+    "jobs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Processes for the answer checks (results are identical to --jobs 1).",
 )
 
 
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
+@jobs_option
 @format_option
 @command
-def admit(bundle: Path, rules: tuple[Path, ...], output_format: str) -> int:
+def admit(bundle: Path, rules: tuple[Path, ...], jobs: int, output_format: str) -> int:
     """Check that a campaign bundle may be evaluated; list every failed prerequisite."""
     from engine.report.campaign_report import admission_text, campaign_json
 
-    result = _campaign(bundle, rules)
+    result = _campaign(bundle, rules, jobs)
     _echo(admission_text(result), output_format, campaign_json(result, scorecards=False))
     return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)
 
@@ -371,23 +363,21 @@ def admit(bundle: Path, rules: tuple[Path, ...], output_format: str) -> int:
     show_default=True,
 )
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@jobs_option
 @command
-def check(bundle: Path, rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
+def check(
+    bundle: Path, rules: tuple[Path, ...], output_format: str, out: Path | None, jobs: int
+) -> int:
     """Admit a campaign bundle, then compute the three scorecards and the decision."""
     from engine.report.campaign_report import campaign_json, check_text
 
-    result = _campaign(bundle, rules)
+    result = _campaign(bundle, rules, jobs)
     if output_format == "json":
         text = to_json(campaign_json(result, scorecards=True))
     else:
         text = check_text(result, markdown=output_format == "markdown")
     if out is not None:
-        try:
-            _write_atomically(out, text)
-        except OSError as error:
-            from engine.errors import unreadable
-
-            raise unreadable(str(out), error.strerror or type(error).__name__) from None
+        _write_output(out, text)
     else:
         click.echo(text, nl=False)
     return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)

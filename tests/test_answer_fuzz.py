@@ -22,7 +22,7 @@ import pytest
 from answer_cases import memoized_rules
 from builders import CONTROLS, make_answer
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import main
@@ -228,6 +228,13 @@ def check(path: Path, role: str, with_draft: bool, with_source: bool) -> AnswerR
     return report
 
 
+def _stage(report: AnswerReport) -> AnswerReport:
+    """Label the example (see --hypothesis-show-statistics): which stages found problems."""
+    stages = {f.code.split("_")[0] if f.rule is None else "LINK" for f in report.findings}
+    event("stage: " + (",".join(sorted(stages)) or "structural pass"))
+    return report
+
+
 def test_valid_specimen_passes_the_property(answer_file: Path) -> None:
     answer_file.write_bytes(VALID_B_BYTES)
     assert check(answer_file, "B", True, True).structural_ok
@@ -239,7 +246,7 @@ def test_random_bytes_and_json(
     answer_file: Path, raw: bytes, role: str, with_draft: bool, with_source: bool
 ) -> None:
     answer_file.write_bytes(raw)
-    check(answer_file, role, with_draft, with_source)
+    _stage(check(answer_file, role, with_draft, with_source))
 
 
 @FUZZ
@@ -254,7 +261,7 @@ def test_mutated_valid_answer(
     answer_file: Path, doc: Any, role: str, ensure_ascii: bool, with_draft: bool, with_source: bool
 ) -> None:
     answer_file.write_bytes(serialize(doc, ensure_ascii))
-    report = check(answer_file, role, with_draft, with_source)
+    report = _stage(check(answer_file, role, with_draft, with_source))
     if role != "B" and isinstance(doc, dict) and doc.get("reconciliation") is not None:
         assert not report.structural_ok  # a reconciliation record is never valid for D or A
 
@@ -278,4 +285,5 @@ def test_cli_exit_codes(answer_file: Path, raw: bytes, role: str, output_format:
     assert "Traceback" not in result.output
     if output_format == "json":
         data = json.loads(result.stdout)
+        assert "structural_ok" in data, result.stdout  # not a rules or usage failure
         assert data["structural_ok"] == (result.exit_code == 0) == (not data["findings"])

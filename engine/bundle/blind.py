@@ -22,9 +22,8 @@ def write_blind_view(bundle: Any, out: Any) -> list[str]:
     import json
     from pathlib import Path
 
-    from engine.bundle.campaign import inside
+    from engine.bundle.campaign import answer_final
     from engine.bundle.ordering import BLIND_ORDER, seeded_order
-    from engine.bundle.strictjson import loads_strict
 
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -32,9 +31,7 @@ def write_blind_view(bundle: Any, out: Any) -> list[str]:
     sessions = {s["session_id"]: s for s in bundle.documents["sessions"]}
     ids = []
     for entry in bundle.documents["blind"]:
-        path = inside(bundle.root, sessions[entry["session_id"]]["answer"])
-        assert path is not None  # the loader only blinds answers it could read
-        final = loads_strict(path.read_bytes(), str(path))["final"]
+        final = answer_final(bundle.root, sessions[entry["session_id"]]["answer"])
         (target / f"{entry['answer_id']}.json").write_bytes(blind_bytes(entry["answer_id"], final))
         ids.append(entry["answer_id"])
     ordered = seeded_order(seed, BLIND_ORDER, ids)

@@ -25,6 +25,7 @@ from engine.bundle.strictjson import loads_strict
 from engine.bundle.yamldoc import load_yaml_document
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.answer import AnswerChecker, AnswerJob, AnswerReport
+from engine.evaluate.batch import check_answers
 
 MANIFEST = "manifest.yaml"
 TASKS = "tasks.yaml"
@@ -36,7 +37,6 @@ JSON_LINES = {
     "adjudications": ("adjudications.jsonl", "adjudication"),
 }
 RESPONSE_SCHEMA = "response_contract"
-RECONCILIATION_POINTER = "/reconciliation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,64 +160,92 @@ def _inputs(root: Path, manifest: Any) -> list[dict[str, Any]]:
     return checked
 
 
-def _answers(
-    root: Path, checker: AnswerChecker, tasks: Any, manifest: Any, sessions: list[Any]
-) -> tuple[list[dict[str, Any]], dict[str, AnswerReport]]:
+@dataclass(frozen=True, slots=True)
+class Parallel:
+    """How to spread the answer checks: worker processes and the rule paths they load."""
+
+    workers: int = 1
+    rule_paths: tuple[Path, ...] = ()
+
+
+def _answer_jobs(
+    root: Path, tasks: Any, manifest: Any, sessions: list[Any]
+) -> list[tuple[str, AnswerJob | None]]:
     task_packets = {t["task_id"]: t["packet_id"] for t in (tasks or {}).get("tasks", [])}
     triplet_tasks = {t["triplet_id"]: t["task_id"] for t in (manifest or {}).get("triplets", [])}
     drafts = {s["triplet_id"]: s.get("answer") for s in sessions if s["role"] == "D"}
-    summaries, reports = [], {}
+    jobs: list[tuple[str, AnswerJob | None]] = []
     for session in sessions:
         answer = inside(root, session.get("answer"))
         packet_id = task_packets.get(triplet_tasks.get(session["triplet_id"], ""), "")
         packet = inside(root, f"packets/{packet_id}.json") if packet_id else None
-        summary: dict[str, Any] = {"session_id": session["session_id"], "checked": False}
         if answer is None or packet is None or not answer.is_file() or not packet.is_file():
-            summaries.append(summary)
+            jobs.append((session["session_id"], None))
             continue
         draft = None
         if session["role"] != "D":
             draft_path = inside(root, drafts.get(session["triplet_id"]))
             draft = draft_path if draft_path is not None and draft_path.is_file() else None
-        try:
-            report = checker.check(AnswerJob(answer, packet, session["role"], draft))
-        except RulecheckError:
-            summaries.append(summary)
+        jobs.append((session["session_id"], AnswerJob(answer, packet, session["role"], draft)))
+    return jobs
+
+
+def _answers(
+    root: Path,
+    checker: AnswerChecker,
+    documents: tuple[Any, Any, list[Any]],
+    parallel: Parallel,
+) -> tuple[list[dict[str, Any]], dict[str, AnswerReport]]:
+    jobs = _answer_jobs(root, *documents)
+    runnable = [job for _, job in jobs if job is not None]
+    results = iter(check_answers(checker, runnable, parallel.rule_paths, parallel.workers))
+    summaries, reports = [], {}
+    for session_id, job in jobs:
+        if job is None:
+            summaries.append({"session_id": session_id, "checked": False})
             continue
-        reports[session["session_id"]] = report
-        packet_file = str(packet)
-        in_answer = [f for f in report.findings if f.file != packet_file]
-        summary.update(
-            checked=True,
-            packet_ok=not any(f.file == packet_file for f in report.findings),
-            final_ok=not any(
-                not (f.pointer or "").startswith(RECONCILIATION_POINTER)
-                and f.code != "RECONCILIATION_ROLE_MISMATCH"
-                for f in in_answer
-            ),
-            ledger_ok=not in_answer,
-            codes=sorted({f.code for f in in_answer}),
-        )
-        summaries.append(summary)
+        report = next(results)
+        reports[session_id] = report
+        inputs = {str(job.packet): "packet", str(job.answer): "answer", str(job.draft): "draft"}
+        findings = [
+            {
+                "code": f.code,
+                "pointer": f.pointer or "",
+                "input": inputs.get(f.file or "", "answer"),
+            }
+            for f in report.findings
+        ]
+        summaries.append({"session_id": session_id, "checked": True, "findings": findings})
     return summaries, reports
 
 
+def answer_final(root: Path, answer: Any) -> Any:
+    """The `final` object of an answer file, or None if there is none to show raters."""
+    path = inside(root, answer)
+    try:
+        document = loads_strict(path.read_bytes(), str(path)) if path is not None else None
+    except (OSError, RulecheckError):
+        return None
+    final = document.get("final") if isinstance(document, dict) else None
+    return final if isinstance(final, dict) else None
+
+
 def _blind(root: Path, seed: str, sessions: list[Any], summaries: list[Any]) -> list[Any]:
-    finals_ok = {s["session_id"] for s in summaries if s.get("final_ok")}
+    checked = {s["session_id"] for s in summaries if s.get("checked")}
     view = []
     for session in sessions:
-        if session["role"] == "D" or session["session_id"] not in finals_ok:
+        if session["role"] == "D" or session["session_id"] not in checked:
             continue
-        path = inside(root, session["answer"])
-        assert path is not None
-        final = loads_strict(path.read_bytes(), str(path))["final"]
+        final = answer_final(root, session["answer"])
+        if final is None:
+            continue
         answer_id = blind_answer_id(seed, session["session_id"])
         digest = hashlib.sha256(blind_bytes(answer_id, final)).hexdigest()
         view.append({"answer_id": answer_id, "session_id": session["session_id"], "sha256": digest})
     return view
 
 
-def load_bundle(root: Path, checker: AnswerChecker) -> Bundle:
+def load_bundle(root: Path, checker: AnswerChecker, parallel: Parallel | None = None) -> Bundle:
     """Read every file of a bundle and derive the computed documents.
 
     Raises:
@@ -245,7 +273,8 @@ def load_bundle(root: Path, checker: AnswerChecker) -> Bundle:
     truth = _truth(root, tasks, problems)
     if problems:
         raise _refuse(problems)
-    summaries, reports = _answers(root, checker, tasks, manifest, lines["sessions"])
+    registry = (tasks, manifest, lines["sessions"])
+    summaries, reports = _answers(root, checker, registry, parallel or Parallel())
     program = checker.program
     documents: dict[str, Any] = {
         "manifest": manifest,

@@ -30,6 +30,7 @@ _SUPPORTED = (
             "properties",
             "required",
             "additionalProperties",
+            "minProperties",
             "items",
             "minItems",
             "maxItems",
@@ -240,15 +241,28 @@ class _Generator:
         checks: list[str] = []
         properties: dict[str, Any] = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
+        known = self.constant(frozenset(properties))
         if extra is False:
-            known = self.constant(frozenset(properties))
             checks += [
                 "for k in x:",
                 f"    if k not in {known}:",
                 "        E.append((p, 'additionalProperties', 'unexpected key `%s`' % k))",
             ]
+        elif isinstance(extra, dict):
+            function = self.function(extra)
+            checks += [
+                "for k, v in x.items():",
+                f"    if k not in {known}:",
+                f"        {function}(v, p + '/' + str(k).replace('~', '~0').replace('/', '~1'), E)",
+            ]
         elif extra is not True:
-            raise SchemaCompileError("`additionalProperties` must be true or false")
+            raise SchemaCompileError("`additionalProperties` must be true, false or a schema")
+        if "minProperties" in schema:
+            limit = schema["minProperties"]
+            checks += [
+                f"if len(x) < {limit}:",
+                f"    E.append((p, 'minProperties', 'fewer than {limit} entries'))",
+            ]
         for key in schema.get("required", []):
             checks += [
                 f"if {key!r} not in x:",

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
-from cerberus import Validator
+from cerberus import TypeDefinition, Validator
 
+from engine.bundle.cerberus_fast import compile_cerberus
+from engine.bundle.schemac import Validator as Validator_
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 from engine.resources import shipped
 
@@ -64,12 +66,27 @@ def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
     return found
 
 
+class StrictValidator(Validator):  # type: ignore[misc]
+    """Cerberus where `true`/`false` are never integers (Python's bool is an int)."""
+
+    types_mapping: ClassVar[dict[str, TypeDefinition]] = {
+        **Validator.types_mapping,
+        "integer": TypeDefinition("integer", (int,), (bool,)),
+        "number": TypeDefinition("number", (int, float), (bool,)),
+    }
+
+
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """A shipped cerberus schema by file stem, e.g. `rules_lock`."""
     text = shipped("schemas").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     schema: dict[str, Any] = yaml.safe_load(text)
     return schema
+
+
+@cache
+def _fast_check(name: str) -> Validator_:
+    return compile_cerberus(load_schema(name))
 
 
 def _cerberus_errors(
@@ -125,7 +142,9 @@ def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[s
             Location(file, 1, 1, pointer=""),
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED)
-    validator = Validator(load_schema(schema_name), require_all=True)
+    if not _fast_check(schema_name)(data):
+        return data
+    validator = StrictValidator(load_schema(schema_name), require_all=True)
     if not validator.validate(data):
         nodes = dict(_walk(root, ()))
         diagnostics = []

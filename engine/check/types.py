@@ -74,6 +74,7 @@ BUILTINS = (
     "utc",
     "entry",
     "one",
+    "starts_with",
 )
 COLLECTIONS = ("set", "list", "map")
 
@@ -360,8 +361,10 @@ class TypeChecker:
                 )
                 then = self.expr(node.then, scope, constant)
                 otherwise = self.expr(node.otherwise, scope, constant)
-                if not _compatible(then, otherwise):
-                    self._mismatch(then, otherwise, "if", node.span)
+                if then.tag == otherwise.tag == "number":
+                    self._same_dimension(then, otherwise, "if", node.span)
+                elif not _compatible(then, otherwise):
+                    return ANY  # e.g. a count or the text "unscorable": a value for reports
                 return then if then.tag not in ("null", "any") else otherwise
             case ast.BoolOp():
                 for part in node.operands:
@@ -557,7 +560,7 @@ class TypeChecker:
             return self._union(node, args)
         if node.func == "passed":
             return self._passed(node)
-        arity = {"ratio": 2, "of_kind": 2, "entry": 2}.get(node.func, 1)
+        arity = {"ratio": 2, "of_kind": 2, "entry": 2, "starts_with": 2}.get(node.func, 1)
         if len(args) != arity:
             self.error(
                 "ARITY_MISMATCH",
@@ -589,7 +592,7 @@ class TypeChecker:
                 return quantity(top.dimension / bottom.dimension)
             case "abs":
                 return self._numeric(args[0], node.args[0].span, "abs")
-            case "unique":
+            case "unique" | "starts_with":
                 return BOOL
             case "of_kind":
                 kind = node.args[1]

@@ -23,6 +23,7 @@ from engine.graph.build import build_graph
 ANSWER_GRAPH = "answer"
 RESPONSE_SCHEMA = "response_contract"
 PACKET_SCHEMA = "evidence_packet"
+_SHARED_CACHE = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,18 +132,24 @@ class AnswerChecker:
         self.program = program
         self.spec = program.graph(ANSWER_GRAPH)
         self.links = program.links_of(ANSWER_GRAPH)
-        self._packets: dict[str, tuple[JsonInput | None, list[Finding]]] = {}
+        self._cache: dict[tuple[str, str], tuple[JsonInput | None, list[Finding]]] = {}
+
+    def _shared(
+        self, name: str, path: Path, schema: str, code: str
+    ) -> tuple[JsonInput | None, list[Finding]]:
+        """A packet or draft, read and schema-checked once for all answers that share it."""
+        key = (name, str(path))
+        if key not in self._cache:
+            document, findings = read_json(name, path)
+            if document is not None:
+                findings = findings + _schema_findings(schema, document, code)
+            if len(self._cache) > _SHARED_CACHE:
+                self._cache.clear()
+            self._cache[key] = (document, findings)
+        return self._cache[key]
 
     def _packet(self, path: Path) -> tuple[JsonInput | None, list[Finding]]:
-        key = str(path)
-        if key not in self._packets:
-            packet, findings = read_json("packet", path)
-            if packet is not None:
-                findings = findings + _schema_findings(PACKET_SCHEMA, packet, "PACKET_SCHEMA")
-            if len(self._packets) > 256:
-                self._packets.clear()
-            self._packets[key] = (packet, findings)
-        return self._packets[key]
+        return self._shared("packet", path, PACKET_SCHEMA, "PACKET_SCHEMA")
 
     def check(self, job: AnswerJob) -> AnswerReport:
         """Every structural finding for one answer; RulecheckError(exit 2) if unreadable."""
@@ -163,14 +170,12 @@ class AnswerChecker:
         findings += problems
         draft = None
         if job.draft is not None:
-            draft, problems = read_json("draft", job.draft)
+            draft, problems = self._shared("draft", job.draft, RESPONSE_SCHEMA, "DRAFT_SCHEMA")
             findings += problems
         report = _report_for(self.program, str(job.answer), str(job.packet), job.role)
         if packet is None or answer is None or (job.draft is not None and draft is None):
             return report(findings, 0)
         findings += _schema_findings(RESPONSE_SCHEMA, answer, "RESPONSE_SCHEMA")
-        if draft is not None:
-            findings += _schema_findings(RESPONSE_SCHEMA, draft, "DRAFT_SCHEMA")
         shape_ok = not findings
         inputs = {doc.name: doc for doc in (packet, answer, draft) if doc is not None}
         documents: dict[str, Any] = {name: doc.value for name, doc in inputs.items()}

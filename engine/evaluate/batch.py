@@ -5,8 +5,9 @@ Results come back in index order, so `--jobs N` output is identical to `--jobs 1
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from engine.ruleset import load_ruleset
 _ROLES = ("D", "A", "B")
 _KEYS = {"answer", "packet", "role", "draft", "source"}
 _CHUNK = 64
+_WINDOW = 4096
 _worker_checker: AnswerChecker | None = None
 
 
@@ -26,44 +28,52 @@ def _job_error(index: Path, line: int, message: str) -> Diagnostic:
     return Diagnostic("INDEX_ENTRY", message, Location(str(index), line, 1))
 
 
-def read_index(index: Path) -> list[AnswerJob]:
-    """Parse an index (JSON Lines of {answer, packet, role[, draft, source]}); paths are
-    relative to the index's folder. Every malformed line is reported."""
+def _entries(index: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, entry, problem) for every non-blank line, read as a stream."""
     try:
-        lines = index.read_bytes().splitlines()
+        stream = index.open("rb")
     except OSError as error:
         raise unreadable(str(index), error.strerror or type(error).__name__) from None
+    with stream:
+        for number, raw in enumerate(stream, start=1):
+            if not raw.strip():
+                continue
+            try:
+                entry = loads_strict(raw.rstrip(b"\r\n"), f"{index}:{number}")
+            except RulecheckError as error:
+                yield number, None, error.diagnostics[0].message
+                continue
+            yield number, entry, _entry_problem(entry)
+
+
+def read_index(index: Path) -> Iterator[AnswerJob]:
+    """The jobs of an index (JSON Lines of {answer, packet, role[, draft, source]}), paths
+    relative to the index's folder. The index is read twice as a stream, never held: first
+    every malformed line is reported, then the jobs are produced one by one."""
+    problems = [
+        _job_error(index, number, problem)
+        for number, _, problem in _entries(index)
+        if problem is not None
+    ]
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return _jobs(index)
+
+
+def _jobs(index: Path) -> Iterator[AnswerJob]:
     base = index.parent
-    jobs: list[AnswerJob] = []
-    problems: list[Diagnostic] = []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            entry = loads_strict(raw, f"{index}:{number}")
-        except RulecheckError as error:
-            problems.append(_job_error(index, number, error.diagnostics[0].message))
-            continue
-        message = _entry_problem(entry)
-        if message:
-            problems.append(_job_error(index, number, message))
-            continue
+    for _, entry, _ in _entries(index):
 
         def path(key: str, entry: dict[str, Any] = entry) -> Path | None:
             return base / entry[key] if entry.get(key) is not None else None
 
-        jobs.append(
-            AnswerJob(
-                base / entry["answer"],
-                base / entry["packet"],
-                entry["role"],
-                path("draft"),
-                path("source"),
-            )
+        yield AnswerJob(
+            base / entry["answer"],
+            base / entry["packet"],
+            entry["role"],
+            path("draft"),
+            path("source"),
         )
-    if problems:
-        raise RulecheckError(problems, ExitCode.REFUSED)
-    return jobs
 
 
 def _entry_problem(entry: Any) -> str | None:
@@ -97,16 +107,22 @@ def _check_in_worker(job: AnswerJob) -> AnswerReport | RulecheckError:
 
 
 def check_answers(
-    checker: AnswerChecker, jobs: Sequence[AnswerJob], rule_paths: Sequence[Path], workers: int
+    checker: AnswerChecker, jobs: Iterable[AnswerJob], rule_paths: Sequence[Path], workers: int
 ) -> Iterator[AnswerReport]:
-    """Reports for `jobs` in order, computed in `workers` processes (1 = this process)."""
+    """Reports for `jobs` in order, computed in `workers` processes (1 = this process).
+
+    Jobs are handed to the pool a window at a time: `Pool.imap` would otherwise queue the
+    whole stream at once, and memory would grow with the number of answers.
+    """
     if workers <= 1:
         for job in jobs:
             yield checker.check(job)
         return
     context = multiprocessing.get_context("spawn")
     with context.Pool(workers, _init_worker, ([str(p) for p in rule_paths],)) as pool:
-        for result in pool.imap(_check_in_worker, jobs, chunksize=_CHUNK):
-            if isinstance(result, RulecheckError):
-                raise result
-            yield result
+        iterator = iter(jobs)
+        while window := list(itertools.islice(iterator, _WINDOW)):
+            for result in pool.imap(_check_in_worker, window, chunksize=_CHUNK):
+                if isinstance(result, RulecheckError):
+                    raise result
+                yield result

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.campaign import Bundle, load_bundle
+from engine.bundle.campaign import Bundle, Parallel, load_bundle
 from engine.evaluate.answer import AnswerChecker
 from engine.evaluate.compile import Context
 from engine.evaluate.program import Evaluation, Program
@@ -62,9 +62,11 @@ class CampaignResult:
         return None
 
 
-def evaluate_campaign(program: Program, root: Path) -> CampaignResult:
+def evaluate_campaign(
+    program: Program, root: Path, parallel: Parallel | None = None
+) -> CampaignResult:
     """Load a bundle and evaluate every campaign rule on it."""
-    bundle = load_bundle(root, AnswerChecker(program))
+    bundle = load_bundle(root, AnswerChecker(program), parallel)
     graph = build_graph(program.graph(CAMPAIGN_GRAPH), bundle.documents)
     evaluation = program.evaluate(CAMPAIGN_GRAPH, Context(graph), FILE_DOCUMENTS)
     return CampaignResult(bundle, evaluation, program.ruleset.hashed.ruleset_hash)

@@ -33,7 +33,7 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = 
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ ratio median mean minimum maximum "
     "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound "
-    "truth utc navigate entry one"
+    "truth utc navigate entry one starts_with"
 )
 _RUNTIME = {f"_{name}": getattr(runtime, name) for name in _RUNTIME_NAMES.split()}
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
@@ -44,6 +44,7 @@ _SIMPLE_BUILTINS = {
     "utc": "_utc",
     "entry": "_entry",
     "one": "_one",
+    "starts_with": "_starts_with",
     "len": "_length",
     "prefix": "_prefix",
     "line_count": "_lines",
@@ -72,6 +73,7 @@ class Compiler:
         }
         self._counter = itertools.count()
         self._metrics: set[str] = set()
+        self._node_locals: set[str] = set()  # generated variables that always hold a node
         self._empty = Context(Graph({}, {}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
@@ -127,6 +129,8 @@ class Compiler:
                 entries.append(f"_ELEMENT + {var!r}: ({owner!r}, {source.name!r}, i{depth})")
             else:
                 lines.append(f"{indent}for {local} in {self._iterable(source, scope)}:")
+                if self._yields_nodes(source, scope):
+                    self._node_locals.add(local)
             scope = {**scope, var: local}
             entries.append(f"{var!r}: {local}")
             indent += "    "
@@ -201,10 +205,25 @@ class Compiler:
         )
         return code if produces_collection else f"_coll({code})"
 
+    def _yields_nodes(self, node: ast.Expr, scope: dict[str, str]) -> bool:
+        """Whether iterating `node` can only give graph nodes (so attribute reads may be direct)."""
+        match node:
+            case ast.Name():
+                return node.id not in scope and node.id in self.symbols.kinds
+            case ast.Navigate():
+                return True
+            case ast.Call(func="of_kind"):
+                return True
+            case ast.Call(func="union"):
+                return all(self._yields_nodes(arg, scope) for arg in node.args)
+        return False
+
     def _comprehension(
         self, var: str, source: ast.Expr, where: ast.Expr | None, scope: dict[str, str]
     ) -> tuple[str, dict[str, str]]:
         local = f"q{next(self._counter)}_{var}"
+        if self._yields_nodes(source, scope):
+            self._node_locals.add(local)
         inner = {**scope, var: local}
         clause = f"for {local} in {self._iterable(source, scope)}"
         if where is not None:
@@ -225,7 +244,10 @@ class Compiler:
             case ast.Name():
                 return self._name(node, scope)
             case ast.Attribute():
-                return f"_attr(A, {self._e(node.target, scope)}, {node.name!r})"
+                target = self._e(node.target, scope)
+                if target in self._node_locals:
+                    return f"A[{target}].get({node.name!r})"
+                return f"_attr(A, {target}, {node.name!r})"
             case ast.Navigate():
                 edges = "OUT" if node.outgoing else "IN"
                 return f"_navigate({edges}, {self._e(node.target, scope)}, {node.label!r})"
@@ -313,11 +335,13 @@ class Compiler:
 
     def _binary(self, node: ast.Binary, scope: dict[str, str]) -> str:
         left, right = self._e(node.left, scope), self._e(node.right, scope)
+        # Against a text literal, Python equality is already exact (no bool/int confusion).
+        plain = isinstance(node.left, ast.String) or isinstance(node.right, ast.String)
         match node.op:
             case "==":
-                return f"_eq({left}, {right})"
+                return f"({left} == {right})" if plain else f"_eq({left}, {right})"
             case "!=":
-                return f"(not _eq({left}, {right}))"
+                return f"({left} != {right})" if plain else f"(not _eq({left}, {right}))"
             case "in":
                 return f"_member({left}, {right})"
             case "not in":

@@ -93,6 +93,11 @@ def eq(a: Any, b: Any) -> bool:
 
 def member(needle: Any, haystack: Any) -> bool:
     """`needle in haystack` for sets, lists and map keys."""
+    if needle.__class__ is str:  # the common case: an ID or a code, hashable as it is
+        if isinstance(haystack, frozenset | set | dict):
+            return needle in haystack
+        if haystack.__class__ is list:
+            return needle in haystack
     key = hashable(needle)
     if isinstance(haystack, frozenset | set | dict):
         return key in haystack
@@ -287,6 +292,13 @@ def utc(value: Any) -> Any:
     whole = int(moment.timestamp())
     fraction = Fraction(match.group(7)) if match.group(7) else 0
     return whole + fraction
+
+
+def starts_with(text: Any, prefix: Any) -> bool:
+    """Whether a text begins with a prefix."""
+    if not isinstance(text, str) or not isinstance(prefix, str):
+        raise EvaluationError("`starts_with` needs two texts")
+    return text.startswith(prefix)
 
 
 def one(collection: Any) -> Any:

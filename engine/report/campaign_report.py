@@ -75,6 +75,10 @@ def _where(result: CampaignResult, violation: Violation) -> dict[str, Any]:
         where["file"] = str(Path(result.bundle.root) / file)
     if violation.pointer is not None:
         where["pointer"] = violation.pointer
+        records = result.bundle.documents.get(document)
+        index = violation.pointer.lstrip("/").split("/")[0]
+        if isinstance(records, list) and index.isdigit() and int(index) < len(records):
+            where["line"] = records[int(index)].get("line")
     return where
 
 
@@ -200,7 +204,9 @@ def _failed_prerequisites(result: CampaignResult) -> list[str]:
     for violation in result.evaluation.violations:
         where = _where(result, violation)
         place = where.get("file", where["document"])
-        if "pointer" in where:
+        if "line" in where:
+            place += f":{where['line']}"
+        elif "pointer" in where:
             place += f" ({where['pointer'] or '/'})"
         ids = f" [{', '.join(violation.ids)}]" if violation.ids else ""
         lines.append(

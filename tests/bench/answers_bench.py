@@ -1,0 +1,570 @@
+"""Benchmark of `rulecheck answers` against the hand-written reference checker.
+
+`section(sizes)` returns the markdown section of `docs/performance.md` on checking answer
+campaigns; `.venv/bin/python tests/bench/answers_bench.py [--sizes 1000]` prints it
+(progress goes to stderr). Not a test: a full run (10,000 and 50,000 answers) takes tens of
+minutes on the 2-core reference machine and needs ~1 GB of free space under /tmp.
+
+For each size N it generates a synthetic campaign of valid B answers
+(`tests/bench/generate.py`, timed but not counted) into a temporary folder under /tmp,
+then, in the same run over the same files:
+
+* runs `rulecheck answers INDEX --jobs 1 --format json` and the same with `--jobs 2` as
+  child processes, measuring wall time, the child's CPU time and its peak RSS;
+* runs the reference checker (`tests/bench/reference_checker.py`) over the same index in
+  this process, measuring wall and CPU time;
+* checks that the run was real: rulecheck's JSON summary must report N answers, all
+  structurally valid, and so must the reference.
+
+Peak RSS method: the child is started with `subprocess.Popen` and reaped with `os.wait4`,
+which returns the kernel's resource usage for that child alone (the same figure GNU
+`/usr/bin/time -v` prints, without depending on that tool): `ru_maxrss` is the peak RSS of
+the largest single process among the child and the descendants it reaped, i.e. for
+`--jobs 2` the larger of the parent and either worker. For `--jobs 2` the table also gives
+the peak of the *summed* RSS of the whole process tree, sampled from /proc every 0.2 s
+(a sample can miss a short spike; it is a lower bound of the true peak sum).
+
+Separately, a 1,000-answer campaign in which every 10th answer is mutated to be invalid
+(cycling through `reference_checker.MUTATIONS`) is checked by both; both must flag
+exactly the mutated answers, each with the mutation's expected code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reference_checker as reference  # tests/bench/reference_checker.py
+from generate import generate  # tests/bench/generate.py
+
+ROOT = Path(__file__).resolve().parents[2]
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+# Each generated answer is ~14 KB (one 4 KiB-block file system: 16 KiB); keep a margin.
+BYTES_PER_ANSWER = 24 * 1024
+DISK_MARGIN = 256 * MIB
+MUTATED_ANSWERS = 1000
+MUTATE_EVERY = 10
+SAMPLE_SECONDS = 0.2
+
+# Targets (the figures the section judges).
+TARGET_RATIO = 4.0
+TARGET_50K_SECONDS = 120.0
+TARGET_50K_SIZE = 50_000
+TARGET_RSS = GIB
+RSS_GROWTH_ALLOWED = 1.10  # "not growing": largest-N peak within 10% of smallest-N peak
+
+
+def _log(message: str) -> None:
+    print(f"[answers_bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ---- the machine ---------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    """CPU model, cores, RAM, Python and kernel of this machine, and its load right now."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return {
+        "CPU": cpu,
+        "cores": str(os.cpu_count()),
+        "RAM": ram,
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        "OS": f"{platform.system()} {platform.release()}",
+        "load average at start (1/5/15 min)": load,
+    }
+
+
+# ---- measuring a child process -------------------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (via /proc/PID/task/TID/children)."""
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as stream:
+                    stack.extend(int(child) for child in stream.read().split())
+            except OSError:
+                continue
+    return found
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as stream:
+            return int(stream.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+class TreeRssSampler(threading.Thread):
+    """Samples the summed RSS of a process tree until stopped; keeps the peak."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            total = sum(_rss_bytes(pid) for pid in _descendants(self.pid))
+            self.peak = max(self.peak, total)
+            self._stop_event.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> int:
+        self._stop_event.set()
+        self.join()
+        return self.peak
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """One measured child process."""
+
+    command: list[str]
+    exit_code: int
+    wall: float
+    cpu: float  # user + system seconds of the child and the descendants it reaped
+    max_rss: int  # bytes; largest single process (ru_maxrss)
+    tree_rss: int  # bytes; sampled peak of the summed RSS of the process tree
+    stdout: bytes
+    stderr: bytes
+
+
+def run_child(command: list[str], cwd: Path) -> ChildRun:
+    """Run `command` to completion; wall time, CPU time and peak RSS of exactly that child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err)
+        sampler = TreeRssSampler(process.pid)
+        sampler.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        tree_rss = sampler.stop()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    return ChildRun(
+        command,
+        process.returncode,
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss * 1024,  # Linux reports KiB
+        tree_rss,
+        stdout,
+        stderr,
+    )
+
+
+def rulecheck_command() -> list[str]:
+    """`rulecheck` of this interpreter's environment (.venv/bin/rulecheck)."""
+    script = Path(sys.executable).parent / "rulecheck"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from engine.cli import main; main()"]
+
+
+def _shown(command: Sequence[str]) -> str:
+    parts = [str(Path(p).relative_to(ROOT)) if p.startswith(str(ROOT)) else p for p in command]
+    return " ".join(parts)
+
+
+def run_rulecheck(index: Path, jobs: int) -> ChildRun:
+    command = [*rulecheck_command(), "answers", str(index), "--jobs", str(jobs), "--format", "json"]
+    return run_child(command, ROOT)
+
+
+def _summary(run: ChildRun) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(run.stdout)
+    except ValueError:
+        raise RuntimeError(
+            f"`{_shown(run.command)}` exited {run.exit_code} without a JSON summary:\n"
+            + run.stderr.decode(errors="replace")[-2000:]
+        ) from None
+    return data
+
+
+# ---- measuring the reference checker -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    answers: int
+    flagged: dict[str, list[str]]
+    wall: float
+    cpu: float
+
+
+def run_reference(index: Path) -> ReferenceRun:
+    cpu = time.process_time()
+    started = time.perf_counter()
+    answers, flagged, _ = reference.run_index(index)
+    wall = time.perf_counter() - started
+    return ReferenceRun(answers, flagged, wall, time.process_time() - cpu)
+
+
+# ---- one size ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    size: int
+    generate_seconds: float
+    jobs1: ChildRun
+    jobs2: ChildRun
+    reference: ReferenceRun
+
+
+def _workdir(answers: int) -> Path:
+    needed = answers * BYTES_PER_ANSWER + DISK_MARGIN
+    free = shutil.disk_usage("/tmp").free
+    if free < needed:
+        raise RuntimeError(
+            f"{answers:,} answers need ~{needed / GIB:.2f} GiB under /tmp; "
+            f"{free / GIB:.2f} GiB free"
+        )
+    return Path(tempfile.mkdtemp(prefix="answers-bench-", dir="/tmp"))
+
+
+def _require_all_valid(run: ChildRun, size: int) -> None:
+    data = _summary(run)
+    if data.get("answers") != size or data.get("structural_ok") != size or run.exit_code != 0:
+        raise RuntimeError(
+            f"`{_shown(run.command)}` (exit {run.exit_code}) did not report {size} valid answers: "
+            f"answers={data.get('answers')}, structural_ok={data.get('structural_ok')}"
+        )
+
+
+def measure_startup() -> ChildRun:
+    """rulecheck over an empty index: the fixed cost of every run."""
+    with tempfile.TemporaryDirectory(prefix="answers-bench-", dir="/tmp") as folder:
+        index = Path(folder) / "index.jsonl"
+        index.write_bytes(b"")
+        run = run_rulecheck(index, 1)
+        _require_all_valid(run, 0)
+    _log(f"start-up: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU")
+    return run
+
+
+def measure_size(size: int) -> SizeResult:
+    """Generate a campaign of `size` valid answers and time both checkers over it."""
+    root = _workdir(size)
+    try:
+        _log(f"{size:,} answers: generating into {root}")
+        started = time.perf_counter()
+        index = generate(root, size)
+        generate_seconds = time.perf_counter() - started
+        _log(f"{size:,} answers: generated in {generate_seconds:.1f} s; rulecheck --jobs 1")
+        jobs1 = run_rulecheck(index, 1)
+        _require_all_valid(jobs1, size)
+        _log(f"{size:,} answers: --jobs 1 {jobs1.wall:.1f} s; rulecheck --jobs 2")
+        jobs2 = run_rulecheck(index, 2)
+        _require_all_valid(jobs2, size)
+        _log(f"{size:,} answers: --jobs 2 {jobs2.wall:.1f} s; reference")
+        ref = run_reference(index)
+        if ref.answers != size or ref.flagged:
+            raise RuntimeError(
+                f"the reference read {ref.answers} answers and flagged {len(ref.flagged)}"
+            )
+        _log(f"{size:,} answers: reference {ref.wall:.1f} s")
+        return SizeResult(size, generate_seconds, jobs1, jobs2, ref)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ---- the mutated campaign --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    answers: int
+    mutated: int
+    rulecheck_flagged: int
+    reference_flagged: int
+    rulecheck_exact: bool  # flags exactly the mutated answers
+    reference_exact: bool
+    expected_codes: int  # mutated answers whose expected code both reported
+    codes_equal: int  # flagged answers whose code multisets are identical
+    codes_subset: int  # ... whose reference codes are a strict subset of rulecheck's
+    rulecheck: ChildRun
+    reference: ReferenceRun
+
+
+def measure_agreement(answers: int = MUTATED_ANSWERS) -> AgreementResult:
+    """Every 10th answer mutated: do rulecheck and the reference flag exactly those?"""
+    root = _workdir(answers)
+    try:
+        _log(f"agreement: {answers:,} answers, every {MUTATE_EVERY}th mutated")
+        index = generate(root, answers)
+        expected: dict[str, str] = {}
+        for number in range(0, answers, MUTATE_EVERY):
+            path = root / f"answers/a{number:06d}.json"
+            raw, _, code = reference.mutate(path.read_bytes(), number // MUTATE_EVERY)
+            path.write_bytes(raw)
+            expected[str(path.resolve())] = code
+        run = run_rulecheck(index, 1)
+        data = _summary(run)
+        if data.get("answers") != answers:
+            raise RuntimeError(f"rulecheck checked {data.get('answers')} of {answers} answers")
+        engine_codes = {
+            str(Path(report["answer"]).resolve()): [f["code"] for f in report["findings"]]
+            for report in data["with_findings"]
+        }
+        ref = run_reference(index)
+        ref_codes = {str(Path(path).resolve()): codes for path, codes in ref.flagged.items()}
+        both = engine_codes.keys() & ref_codes.keys()
+        equal = sum(Counter(engine_codes[p]) == Counter(ref_codes[p]) for p in both)
+        subset = sum(
+            Counter(engine_codes[p]) != Counter(ref_codes[p])
+            and set(ref_codes[p]) <= set(engine_codes[p])
+            for p in both
+        )
+        hit = sum(
+            code in engine_codes.get(p, ()) and code in ref_codes.get(p, ())
+            for p, code in expected.items()
+        )
+        _log(
+            f"agreement: rulecheck flagged {len(engine_codes)}, reference {len(ref_codes)}, "
+            f"mutated {len(expected)}"
+        )
+        return AgreementResult(
+            answers,
+            len(expected),
+            len(engine_codes),
+            len(ref_codes),
+            engine_codes.keys() == expected.keys(),
+            ref_codes.keys() == expected.keys(),
+            hit,
+            equal,
+            subset,
+            run,
+            ref,
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ---- the markdown section ------------------------------------------------------------------
+
+
+def _mib(value: int) -> str:
+    return f"{value / MIB:,.0f}"
+
+
+def _rate(size: int, seconds: float) -> str:
+    return f"{size / seconds:,.0f}"
+
+
+def _ms(size: int, seconds: float) -> str:
+    return f"{seconds / size * 1000:.2f}"
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
+def _targets(results: list[SizeResult]) -> list[str]:
+    rows = ["| target | measured | holds |", "| --- | --- | --- |"]
+    for r in results:
+        ratio = r.jobs1.wall / r.reference.wall
+        cpu_ratio = r.jobs1.cpu / r.reference.cpu
+        rows.append(
+            f"| rulecheck `--jobs 1` time / reference time ≤ {TARGET_RATIO:g} "
+            f"({r.size:,} answers) | {ratio:.1f}× wall ({cpu_ratio:.1f}× CPU) "
+            f"| {_yes(ratio <= TARGET_RATIO)} |"
+        )
+    big = [r for r in results if r.size == TARGET_50K_SIZE]
+    if big:
+        best = min(big[0].jobs1.wall, big[0].jobs2.wall)
+        rows.append(
+            f"| {TARGET_50K_SIZE:,} answers under {TARGET_50K_SECONDS:g} s (best of `--jobs 1`/`2`)"
+            f" | {best:.1f} s | {_yes(best < TARGET_50K_SECONDS)} |"
+        )
+    else:
+        largest = max(results, key=lambda r: r.size)
+        per_answer = min(largest.jobs1.wall, largest.jobs2.wall) / largest.size
+        projected = per_answer * TARGET_50K_SIZE
+        rows.append(
+            f"| {TARGET_50K_SIZE:,} answers under {TARGET_50K_SECONDS:g} s (best of `--jobs 1`/`2`)"
+            f" | not run; {projected:.0f} s projected linearly from {largest.size:,} "
+            f"| {_yes(projected < TARGET_50K_SECONDS)} (projection) |"
+        )
+    peak = max(max(r.jobs1.max_rss, r.jobs2.max_rss, r.jobs2.tree_rss) for r in results)
+    rows.append(
+        f"| peak RSS under 1 GiB (any run, `--jobs 2` summed over its processes) "
+        f"| {_mib(peak)} MiB | {_yes(peak < TARGET_RSS)} |"
+    )
+    if len(results) > 1:
+        small, large = results[0], results[-1]
+        growth = large.jobs1.max_rss / small.jobs1.max_rss
+        rows.append(
+            f"| peak RSS not growing with N (`--jobs 1`, {small.size:,} → {large.size:,}; "
+            f"≤ {RSS_GROWTH_ALLOWED:.2f}×) | {_mib(small.jobs1.max_rss)} → "
+            f"{_mib(large.jobs1.max_rss)} MiB ({growth:.2f}×) "
+            f"| {_yes(growth <= RSS_GROWTH_ALLOWED)} |"
+        )
+    else:
+        rows.append("| peak RSS not growing with N | one size measured | n/a |")
+    return rows
+
+
+def render(
+    results: list[SizeResult],
+    agreement: AgreementResult,
+    startup: ChildRun,
+    info: dict[str, str],
+    when: str,
+) -> str:
+    """The markdown section for the measured results."""
+    sizes = " ".join(str(r.size) for r in results)
+    lines = [
+        "## Checking answer campaigns: `rulecheck answers` against a hand-written reference",
+        "",
+        f"Measured {when} by `.venv/bin/python tests/bench/answers_bench.py --sizes {sizes}`. "
+        "Each campaign is generated by `tests/bench/generate.py` (valid B answers of 75 "
+        "records and 24 citations, ~14 KB each, over 8 packets of 12 items) into a "
+        "temporary folder under /tmp; generation is timed but not counted. All runs read "
+        "the same files, already in the page cache. The *reference* is "
+        "`tests/bench/reference_checker.py`: the same strict JSON, schema and link-rule "
+        "checks written by hand in plain Python (dict/set look-ups, compiled regexes), run "
+        "in the benchmark's own process.",
+        "",
+        "| machine | |",
+        "| --- | --- |",
+        *(f"| {key} | {value} |" for key, value in info.items()),
+        "",
+        "Commands (INDEX is the campaign's `index.jsonl`):",
+        "",
+        f"- `{_shown(rulecheck_command())} answers INDEX --jobs 1 --format json`",
+        f"- `{_shown(rulecheck_command())} answers INDEX --jobs 2 --format json`",
+        "- reference: `reference_checker.run_index(INDEX)` (in-process; includes reading "
+        "the index, the packets and every answer file)",
+        "",
+        "| answers | checker | wall s | answers/s | ms/answer | CPU s | CPU ms/answer "
+        "| peak RSS MiB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| 0 | rulecheck start-up (empty index) | {startup.wall:.1f} | | | {startup.cpu:.1f} | "
+        f"| {_mib(startup.max_rss)} |",
+    ]
+    for r in results:
+        n = r.size
+        lines += [
+            f"| {n:,} | generate (not counted) | {r.generate_seconds:.1f} | | | | | |",
+            f"| {n:,} | rulecheck `--jobs 1` | {r.jobs1.wall:.1f} | {_rate(n, r.jobs1.wall)} "
+            f"| {_ms(n, r.jobs1.wall)} | {r.jobs1.cpu:.1f} | {_ms(n, r.jobs1.cpu)} "
+            f"| {_mib(r.jobs1.max_rss)} |",
+            f"| {n:,} | rulecheck `--jobs 2` | {r.jobs2.wall:.1f} | {_rate(n, r.jobs2.wall)} "
+            f"| {_ms(n, r.jobs2.wall)} | {r.jobs2.cpu:.1f} | {_ms(n, r.jobs2.cpu)} "
+            f"| {_mib(r.jobs2.max_rss)} per process, {_mib(r.jobs2.tree_rss)} summed |",
+            f"| {n:,} | reference (in-process) | {r.reference.wall:.1f} "
+            f"| {_rate(n, r.reference.wall)} | {_ms(n, r.reference.wall)} "
+            f"| {r.reference.cpu:.1f} | {_ms(n, r.reference.cpu)} | |",
+        ]
+    a = agreement
+    lines += [
+        "",
+        "Targets:",
+        "",
+        *_targets(results),
+        "",
+        f"Agreement on invalid answers: a {a.answers:,}-answer campaign with every "
+        f"{MUTATE_EVERY}th answer mutated (cycling through the {len(reference.MUTATIONS)} "
+        "mutations of `reference_checker.MUTATIONS`: missing/duplicate disposition, dangling "
+        "link, 33rd claim, duplicate key, `1.0` as a line, NaN, trailing data, invalid UTF-8, "
+        "unknown E ID, a line past the final newline, ...).",
+        "",
+        "| | rulecheck `--jobs 1` | reference |",
+        "| --- | ---: | ---: |",
+        f"| answers flagged (of {a.mutated} mutated) | {a.rulecheck_flagged} "
+        f"| {a.reference_flagged} |",
+        f"| flags exactly the mutated answers | {_yes(a.rulecheck_exact)} "
+        f"| {_yes(a.reference_exact)} |",
+        f"| wall s | {a.rulecheck.wall:.2f} | {a.reference.wall:.2f} |",
+        "",
+        f"Both report the mutation's expected code for {a.expected_codes} of {a.mutated} "
+        f"mutated answers; their code lists are identical for {a.codes_equal} and the "
+        f"reference's is a subset of rulecheck's for {a.codes_subset} (after a schema "
+        "problem the reference stops, while rulecheck still runs the link rules).",
+        "",
+        "How it is measured: wall time is `time.perf_counter` around the child process, so "
+        "it includes the fixed start-up (imports, loading and compiling the rules) shown by "
+        "the empty-index row, which `--jobs 2` pays again in each worker; CPU s is the "
+        "child's user+system time, workers included. The reference's figures are this "
+        "process's wall and CPU time around `run_index`. Peak RSS is `ru_maxrss` from "
+        "`os.wait4` on the child, the figure GNU `time -v` prints: the largest single "
+        "process of the child's tree. For `--jobs 2` the summed RSS of the parent and its "
+        f"workers is sampled from /proc every {SAMPLE_SECONDS:g} s. The machine is shared: "
+        "a load average near or above the core count means other work competed for the "
+        "cores, which inflates wall times; CPU times are the steadier figure.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def section(sizes: tuple[int, ...] = (10_000, 50_000)) -> str:
+    """Measure every size and the mutated campaign; return the markdown section."""
+    info = machine()
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    startup = measure_startup()
+    results = [measure_size(size) for size in sorted(sizes)]
+    agreement = measure_agreement()
+    if not (agreement.rulecheck_exact and agreement.reference_exact):
+        _log("WARNING: the checkers do not flag exactly the mutated answers")
+    return render(results, agreement, startup, info, when)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[10_000, 50_000], help="campaign sizes"
+    )
+    args = parser.parse_args(argv)
+    print(section(tuple(args.sizes)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

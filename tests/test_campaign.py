@@ -1,0 +1,1026 @@
+"""End-to-end tests of `rulecheck admit` / `rulecheck check` on synthetic campaign bundles.
+
+Every bundle is built by tests/campaign_builder.py (the default campaign reaches ADVANCE) and
+mutated as little as possible, then run through the CLI (`engine.cli.main`, `--format json`).
+A full run costs a few seconds, so variants that exercise independent admission links are
+grouped in one bundle and the test asserts the exact set of rules the group violates (so each
+mutation is shown to trigger its own rule and nothing else).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from campaign_builder import (
+    DEFAULT_SEED,
+    Campaign,
+    json_bytes,
+    make_campaign,
+    write_campaign,
+)
+from click.testing import CliRunner
+
+from engine.bundle.ordering import blind_answer_id
+from engine.cli import main
+from engine.freeze.hashing import sha256_hex
+
+SCORECARD_GATES = (
+    "b_no_critical_failures",
+    "b_source_rules_pass",
+    "b_ledger_controls_pass",
+    "b_task_median_R",
+    "b_macro_R",
+    "b_uncertainty_cases_pass",
+    "gain_over_A",
+    "tasks_improved_over_A",
+    "no_task_decrease",
+    "aggregate_cost_ratio_bound",
+    "aggregate_time_ratio_bound",
+    "task_cost_ratio_bound",
+    "task_time_ratio_bound",
+    "pair_cost_ratio_bound",
+    "pair_time_ratio_bound",
+    "sessions_within_limits",
+)
+EVAL_TASK_IDS = tuple(f"T{n}" for n in range(1, 9))
+EVAL_TRIPLET_IDS = tuple(f"E-{t}-{n}" for t in EVAL_TASK_IDS for n in (1, 2, 3))
+
+
+def eval_factor(value: float) -> dict[str, float]:
+    """A B factor for every evaluation triplet (development round 2 keeps its default draws,
+    so the development admission check is untouched)."""
+    return dict.fromkeys(EVAL_TRIPLET_IDS, value)
+
+
+# ---- running the CLI ---------------------------------------------------------------------------
+
+
+class Run:
+    """One CLI invocation: exit code, stdout, stderr and the parsed JSON (if any)."""
+
+    def __init__(self, args: list[str]) -> None:
+        result = CliRunner().invoke(main, args)
+        self.exit_code = result.exit_code
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+        self.exception = result.exception
+        try:
+            self.data: Any = json.loads(self.stdout)
+        except ValueError:
+            self.data = None
+
+    def assert_clean(self) -> None:
+        """No Python traceback leaked into the output, and no uncaught exception."""
+        assert "Traceback" not in self.stdout + self.stderr
+        assert self.exception is None or isinstance(self.exception, SystemExit)
+
+    # -- JSON accessors
+    @property
+    def verdict(self) -> str | None:
+        return self.data.get("verdict")
+
+    @property
+    def violations(self) -> list[dict[str, Any]]:
+        return self.data["admission"]["violations"]
+
+    def codes(self) -> set[str]:
+        return {v["code"] for v in self.violations}
+
+    def rules(self) -> set[str]:
+        return {v["rule"] for v in self.violations}
+
+    def gates(self) -> dict[str, dict[str, Any]]:
+        return {g["name"]: g for g in self.data["gates"]}
+
+    def failed_gates(self) -> set[str]:
+        return {name for name, g in self.gates().items() if not g["passed"]}
+
+    def budget(self, name: str) -> dict[str, Any]:
+        return next(b for b in self.data["admission"]["budgets"] if b["name"] == name)
+
+    def table(self, name: str) -> dict[str, Any]:
+        return next(t for t in self.data["tables"] if t["name"] == name)
+
+    def column(self, table: str, column: str) -> dict[str, Any]:
+        """{first id of the row: value} of one column."""
+        data = self.table(table)
+        index = data["columns"].index(column)
+        return {row["ids"][0]: row["values"][index] for row in data["rows"]}
+
+
+def cli(*args: str) -> Run:
+    run = Run(list(args))
+    run.assert_clean()
+    return run
+
+
+def check(campaign: Campaign, root: Path, *, rehash: bool = True) -> Run:
+    write_campaign(campaign, root, rehash=rehash)
+    return cli("check", str(root), "--format", "json")
+
+
+# ---- campaign helpers --------------------------------------------------------------------------
+
+
+def session(c: Campaign, triplet_id: str, role: str) -> dict[str, Any]:
+    return next(s for s in c.sessions if s["triplet_id"] == triplet_id and s["role"] == role)
+
+
+def request_of(c: Campaign, session_id: str) -> dict[str, Any]:
+    return next(q for q in c.requests if q["session_id"] == session_id)
+
+
+def receipt_of(c: Campaign, session_id: str, event: str) -> dict[str, Any]:
+    return next(r for r in c.receipts if r["session_id"] == session_id and r["event"] == event)
+
+
+def ratings_of(c: Campaign, session_id: str) -> list[dict[str, Any]]:
+    answer_id = blind_answer_id(DEFAULT_SEED, session_id)
+    return [r for r in c.adjudications if r["answer_id"] == answer_id]
+
+
+def next_receipt_id(c: Campaign) -> str:
+    return f"R{len(c.receipts) + 1 + 9000:04d}"
+
+
+def undispatch(c: Campaign, session_id: str) -> None:
+    """Turn a session into a recorded not-dispatched one (C23): no request, no answer, no
+    rating, one `not_dispatched` receipt."""
+    s = next(s for s in c.sessions if s["session_id"] == session_id)
+    response = receipt_of(c, session_id, "response")
+    s.update(outcome="not_dispatched", answer=None)
+    c.requests[:] = [q for q in c.requests if q["session_id"] != session_id]
+    template = copy.deepcopy(receipt_of(c, session_id, "validation"))
+    c.receipts[:] = [r for r in c.receipts if r["session_id"] != session_id]
+    template.update(
+        receipt_id=next_receipt_id(c),
+        request_id=None,
+        event="not_dispatched",
+        utc=response["utc"],
+        monotonic_s=response["monotonic_s"],
+        seconds=None,
+    )
+    c.receipts.append(template)
+    c.answers.pop(session_id)
+    answer_id = blind_answer_id(DEFAULT_SEED, session_id)
+    c.adjudications[:] = [r for r in c.adjudications if r["answer_id"] != answer_id]
+
+
+def fail_draft(c: Campaign, triplet_id: str) -> None:
+    """C23: the common draft is malformed, so neither review is dispatched."""
+    session(c, triplet_id, "D")["outcome"] = "malformed"
+    for role in "AB":
+        undispatch(c, session(c, triplet_id, role)["session_id"])
+
+
+def remove_triplet(c: Campaign, triplet_id: str) -> None:
+    ids = {s["session_id"] for s in c.sessions if s["triplet_id"] == triplet_id}
+    answer_ids = {blind_answer_id(DEFAULT_SEED, sid) for sid in ids}
+    c.manifest["triplets"] = [t for t in c.manifest["triplets"] if t["triplet_id"] != triplet_id]
+    c.sessions[:] = [s for s in c.sessions if s["session_id"] not in ids]
+    c.requests[:] = [q for q in c.requests if q["session_id"] not in ids]
+    c.receipts[:] = [r for r in c.receipts if r["session_id"] not in ids]
+    for sid in ids:
+        c.answers.pop(sid)
+    c.adjudications[:] = [r for r in c.adjudications if r["answer_id"] not in answer_ids]
+
+
+def swap_review_positions(c: Campaign, triplet_id: str) -> None:
+    a, b = session(c, triplet_id, "A"), session(c, triplet_id, "B")
+    a["position"], b["position"] = b["position"], a["position"]
+
+
+def set_first_arm(c: Campaign, triplet_id: str, arm: str) -> None:
+    """Record another first arm and swap the review positions so the order stays followed."""
+    triplet = next(t for t in c.manifest["triplets"] if t["triplet_id"] == triplet_id)
+    assert triplet["first_arm"] != arm
+    triplet["first_arm"] = arm
+    swap_review_positions(c, triplet_id)
+
+
+def rewrite_answer(c: Campaign, session_id: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit an answer and keep its response receipt's output hash and size in step."""
+    edit(c.answers[session_id])
+    data = json_bytes(c.answers[session_id])
+    receipt = receipt_of(c, session_id, "response")
+    receipt.update(output_sha256=sha256_hex(data), output_bytes=len(data))
+
+
+def violation_ids(run: Run, code: str) -> list[list[str]]:
+    return [v["ids"] for v in run.violations if v["code"] == code]
+
+
+def flat(ids: list[list[str]]) -> set[str]:
+    return {i for group in ids for i in group}
+
+
+# ---- the default bundle ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def default_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_campaign(make_campaign(), tmp_path_factory.mktemp("default"))
+
+
+@pytest.fixture(scope="module")
+def default_run(default_bundle: Path) -> Run:
+    return cli("check", str(default_bundle), "--format", "json")
+
+
+# ---- admission mutations: one per `link` -------------------------------------------------------
+#
+# rule -> (reject code, mutation of the default campaign, rehash on write, ids expected in the
+# violation). `rehash=False` keeps the manifests exactly as make_campaign() hashed them, so a
+# change of a manifest field itself (not of a hashed file) is not papered over.
+
+Mutation = Callable[[Campaign], None]
+
+
+def _m_ruleset_hash(c: Campaign) -> None:
+    c.manifest["identities"]["ruleset_hash"] = "0" * 64
+
+
+def _m_schema_hash(c: Campaign) -> None:
+    c.manifest["identities"]["response_schema_sha256"] = "0" * 64
+
+
+def _m_input_changed(c: Campaign) -> None:
+    entry = next(i for i in c.manifest["inputs"] if i["path"] == "packets/P9.json")
+    entry["sha256"] = "f" * 64
+
+
+def _m_input_undeclared(c: Campaign) -> None:
+    c.manifest["inputs"] = [i for i in c.manifest["inputs"] if i["artifact"] != "truth"]
+
+
+def _m_tariff(c: Campaign) -> None:
+    c.manifest["price_card"]["date"] = "2026-09-06"
+
+
+def _m_unterminated(c: Campaign) -> None:
+    sid = session(c, "D1-T10", "A")["session_id"]
+    extra = copy.deepcopy(receipt_of(c, sid, "validation"))
+    extra.update(receipt_id=next_receipt_id(c), event="interruption", seconds=None)
+    c.receipts.append(extra)
+
+
+def _m_dispatched_unrecorded(c: Campaign) -> None:
+    sid = session(c, "D1-T11", "A")["session_id"]
+    request_id = request_of(c, sid)["request_id"]
+    c.requests[:] = [q for q in c.requests if q["request_id"] != request_id]
+    c.receipts[:] = [r for r in c.receipts if r["session_id"] != sid]
+
+
+def _m_undispatched_unrecorded(c: Campaign) -> None:
+    fail_draft(c, "D1-T12")
+    sid = session(c, "D1-T12", "A")["session_id"]
+    c.receipts[:] = [r for r in c.receipts if r["session_id"] != sid]
+
+
+def _m_meter_missing(c: Campaign) -> None:
+    receipt_of(c, session(c, "D1-T9", "D")["session_id"], "response")["reasoning_tokens"] = None
+
+
+def _m_receipt_tariff(c: Campaign) -> None:
+    receipt_of(c, session(c, "D1-T9", "A")["session_id"], "response")["price_card"] = "other"
+
+
+def _m_model_drift(c: Campaign) -> None:
+    receipt_of(c, session(c, "D1-T9", "B")["session_id"], "response")["model_reported"] = "gpt-x"
+
+
+def _m_cli_drift(c: Campaign) -> None:
+    receipt_of(c, session(c, "D1-T10", "D")["session_id"], "response")["cli_version"] = "0.150.0"
+
+
+def _m_tool_calls(c: Campaign) -> None:
+    request_of(c, session(c, "D1-T10", "B")["session_id"])["mcp_calls"] = 1
+
+
+def _m_reservation_late(c: Campaign) -> None:
+    q = request_of(c, session(c, "D1-T11", "D")["session_id"])
+    q["reserved_at_monotonic_s"] = q["start_monotonic_s"] + 0.25
+
+
+def _m_relabelled(c: Campaign) -> None:
+    s = session(c, "D1-T11", "B")
+    s.update(validity="infrastructure_invalid", invalid_reason="platform_outage", outcome="timeout")
+
+
+def _m_second_invalid(c: Campaign) -> None:
+    for triplet_id in ("D1-T9", "D1-T10"):
+        s = session(c, triplet_id, "D")
+        s.update(validity="infrastructure_invalid", invalid_reason="platform_outage")
+
+
+def _m_review_after_failed_draft(c: Campaign) -> None:
+    session(c, "D1-T12", "D")["outcome"] = "malformed"
+
+
+def _m_review_not_dispatched(c: Campaign) -> None:
+    undispatch(c, session(c, "D1-T12", "B")["session_id"])
+
+
+def _m_triplet_roles(c: Campaign) -> None:
+    session(c, "D2-T9", "B")["role"] = "A"
+
+
+def _m_pair_count(c: Campaign) -> None:
+    set_first_arm(c, "E-T1-3", "B")  # 11 A-first, 13 B-first; T1 still has both orders
+
+
+def _m_order_balance(c: Campaign) -> None:
+    set_first_arm(c, "E-T1-2", "A")  # T1 only A-first ...
+    set_first_arm(c, "E-T3-1", "B")  # ... while the 12/12 count is kept
+
+
+def _m_repetitions(c: Campaign) -> None:
+    remove_triplet(c, "D1-T9")
+
+
+def _m_arm_order(c: Campaign) -> None:
+    swap_review_positions(c, "E-T2-1")
+
+
+def _m_task_order(c: Campaign) -> None:
+    c.manifest["task_order"] = list(reversed(c.manifest["task_order"]))
+
+
+def _task_entry(c: Campaign, task_id: str) -> dict[str, Any]:
+    return next(t for t in c.tasks["tasks"] if t["task_id"] == task_id)
+
+
+def _m_eval_registry(c: Campaign) -> None:
+    _task_entry(c, "T1")["repository"] = "synthetic/eval-b"
+
+
+def _m_strata(c: Campaign) -> None:
+    _task_entry(c, "T1")["stratum"] = "change_impact"
+
+
+def _m_dev_registry(c: Campaign) -> None:
+    _task_entry(c, "T9")["repository"] = "synthetic/dev-b"
+
+
+def _m_rejection_late(c: Campaign) -> None:
+    c.tasks["rejected_candidates"][1]["recorded_at"] = "2026-10-01T12:00:00Z"
+
+
+def _m_custody(c: Campaign) -> None:
+    c.tasks["truth_custody"] = []
+
+
+def _m_truth_count(c: Campaign) -> None:
+    for obligation in c.truth["T10"]["obligations"][1:5]:
+        obligation["answerable"] = False
+
+
+def _m_packet(c: Campaign) -> None:
+    c.packets["P11"]["items"][0]["text"] += "extra line\n"
+
+
+def _m_session_time(c: Campaign) -> None:
+    sid = session(c, "D2-T9", "D")["session_id"]
+    start = request_of(c, sid)["start_monotonic_s"]
+    receipt_of(c, sid, "response")["monotonic_s"] = start + 241
+    receipt_of(c, sid, "validation")["monotonic_s"] = start + 242
+
+
+def _m_campaign_time(c: Campaign) -> None:
+    c.receipts[-1]["monotonic_s"] += 8 * 3600
+
+
+def _m_reservation_short(c: Campaign) -> None:
+    request_of(c, session(c, "D2-T10", "A")["session_id"])["reserved_input_tokens"] = 1000
+
+
+def _rating(c: Campaign, triplet_id: str, role: str, index: int) -> dict[str, Any]:
+    return ratings_of(c, session(c, triplet_id, role)["session_id"])[index]
+
+
+def _m_unlisted(c: Campaign) -> None:
+    record = _rating(c, "E-T5-1", "A", 0)
+    record["frozen_at"] = record["frozen_at"].replace("Z", ".0Z")  # same instant, other bytes
+
+
+def _m_record_missing(c: Campaign) -> None:
+    c.adjudication_manifest["records"].append({"record_id": "J9999", "sha256": "a" * 64})
+
+
+def _m_answer_unknown(c: Campaign) -> None:
+    _rating(c, "E-T5-1", "B", 0)["answer_id"] = "ANS-" + "0" * 16
+
+
+def _m_answer_hash(c: Campaign) -> None:
+    _rating(c, "E-T5-2", "A", 2)["answer_sha256"] = "0" * 64
+
+
+def _m_after_reveal(c: Campaign) -> None:
+    _rating(c, "E-T5-2", "B", 3)["frozen_at"] = "2026-10-09T00:00:00Z"
+
+
+def _m_truth_version(c: Campaign) -> None:
+    _rating(c, "E-T5-3", "A", 4)["truth_version"] = "2"
+
+
+def _m_incomplete(c: Campaign) -> None:
+    c.adjudications.remove(_rating(c, "E-T5-3", "B", 6))
+
+
+def _m_unresolved(c: Campaign) -> None:
+    c.adjudications[:] = [r for r in c.adjudications if r["role"] != "third"]
+
+
+def _m_raters(c: Campaign) -> None:
+    records = ratings_of(c, session(c, "E-T6-1", "B")["session_id"])
+    records[1]["rater"] = records[0]["rater"]
+
+
+ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
+    # 000_admission.rules
+    "evaluated_with_frozen_rules": ("RULESET_NOT_FROZEN", _m_ruleset_hash, False),
+    "response_schema_frozen": ("RESPONSE_SCHEMA_NOT_FROZEN", _m_schema_hash, False),
+    "measured_inputs_unchanged": ("FREEZE_INPUT_CHANGED", _m_input_changed, False),
+    "measured_inputs_declared": ("FREEZE_INPUT_UNDECLARED", _m_input_undeclared, False),
+    "price_card_is_reference_card": ("TARIFF_MISMATCH", _m_tariff, True),
+    "every_request_terminated": ("REQUEST_UNTERMINATED", _m_unterminated, True),
+    "dispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_dispatched_unrecorded, True),
+    "undispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_undispatched_unrecorded, True),
+    "receipts_metered": ("METER_MISSING", _m_meter_missing, True),
+    "receipts_name_price_card": ("RECEIPT_TARIFF_MISMATCH", _m_receipt_tariff, True),
+    "no_model_drift": ("MODEL_DRIFT", _m_model_drift, True),
+    "no_cli_drift": ("CLI_DRIFT", _m_cli_drift, True),
+    "fixed_evidence_without_tools": ("TOOL_CALLS_IN_FIXED_EVIDENCE", _m_tool_calls, True),
+    "reservation_before_dispatch": ("RESERVATION_MISSING", _m_reservation_late, True),
+    "failures_not_relabelled": ("FAILURE_RELABELLED_INFRASTRUCTURE", _m_relabelled, True),
+    "at_most_one_invalid_triplet": ("SECOND_INVALID_TRIPLET", _m_second_invalid, True),
+    "no_review_after_failed_draft": (
+        "REVIEW_AFTER_FAILED_DRAFT",
+        _m_review_after_failed_draft,
+        True,
+    ),
+    "reviews_follow_valid_draft": ("REVIEW_NOT_DISPATCHED", _m_review_not_dispatched, True),
+    "triplet_has_each_role_once": ("DESIGN_TRIPLET_ROLES", _m_triplet_roles, True),
+    "evaluation_pairs_counterbalanced": ("DESIGN_PAIR_COUNT", _m_pair_count, True),
+    "every_task_in_both_orders": ("DESIGN_ORDER_BALANCE", _m_order_balance, True),
+    "repetitions_per_task": ("DESIGN_REPETITIONS", _m_repetitions, True),
+    "reviews_in_recorded_order": ("DESIGN_ARM_ORDER", _m_arm_order, True),
+    "task_order_from_seed": ("TASK_ORDER_NOT_FROM_SEED", _m_task_order, True),
+    "evaluation_task_registry": ("REGISTRY_EVALUATION_TASKS", _m_eval_registry, True),
+    "evaluation_strata": ("REGISTRY_STRATA", _m_strata, True),
+    "development_task_registry": ("REGISTRY_DEVELOPMENT_TASKS", _m_dev_registry, True),
+    "rejections_recorded_first": ("REJECTIONS_RECORDED_LATE", _m_rejection_late, True),
+    "truth_custody_recorded": ("TRUTH_CUSTODY_UNRECORDED", _m_custody, True),
+    "truth_obligations_per_task": ("TRUTH_OBLIGATION_COUNT", _m_truth_count, True),
+    "packets_valid": ("PACKET_INVALID", _m_packet, True),
+    # 000_accounting.rules
+    "campaign_wall_time": ("CAMPAIGN_OVER_TIME", _m_campaign_time, True),
+    "reservation_covers_use": ("RESERVATION_INSUFFICIENT", _m_reservation_short, True),
+    # 000_adjudication.rules (records edited and re-hashed, except the unlisted one)
+    "ratings_listed_in_manifest": ("ADJUDICATION_UNLISTED", _m_unlisted, False),
+    "manifest_records_present": ("ADJUDICATION_RECORD_MISSING", _m_record_missing, False),
+    "rated_answer_in_blind_view": ("RATED_ANSWER_UNKNOWN", _m_answer_unknown, True),
+    "rated_answer_hash_matches": ("RATED_ANSWER_HASH_MISMATCH", _m_answer_hash, True),
+    "ratings_frozen_before_reveal": ("RATING_AFTER_REVEAL", _m_after_reveal, True),
+    "ratings_use_frozen_truth": ("RATING_TRUTH_MISMATCH", _m_truth_version, True),
+    "every_blind_answer_rated": ("RATINGS_INCOMPLETE", _m_incomplete, True),
+    "disagreements_resolved": ("DISAGREEMENT_UNRESOLVED", _m_unresolved, True),
+    "primary_raters_distinct": ("PRIMARY_RATERS_NOT_DISTINCT", _m_raters, True),
+}
+
+ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
+    # (rehash on write, rules) -- the mutations of a group touch disjoint records
+    (
+        False,
+        (
+            "evaluated_with_frozen_rules",
+            "response_schema_frozen",
+            "measured_inputs_unchanged",
+            "measured_inputs_declared",
+            "ratings_listed_in_manifest",
+            "manifest_records_present",
+        ),
+    ),
+    (
+        True,
+        (
+            "price_card_is_reference_card",
+            "every_request_terminated",
+            "dispatched_sessions_recorded",
+            "receipts_metered",
+            "receipts_name_price_card",
+            "no_model_drift",
+            "no_cli_drift",
+            "fixed_evidence_without_tools",
+            "reservation_before_dispatch",
+        ),
+    ),
+    (
+        True,
+        (
+            "undispatched_sessions_recorded",
+            "failures_not_relabelled",
+            "at_most_one_invalid_triplet",
+            "evaluation_pairs_counterbalanced",
+            "campaign_wall_time",
+            "reservation_covers_use",
+        ),
+    ),
+    (
+        True,
+        (
+            "no_review_after_failed_draft",
+            "triplet_has_each_role_once",
+            "repetitions_per_task",
+            "reviews_in_recorded_order",
+            "task_order_from_seed",
+        ),
+    ),
+    (
+        True,
+        (
+            "reviews_follow_valid_draft",
+            "every_task_in_both_orders",
+            "evaluation_task_registry",
+            "evaluation_strata",
+            "development_task_registry",
+            "rejections_recorded_first",
+            "truth_custody_recorded",
+            "truth_obligations_per_task",
+            "packets_valid",
+        ),
+    ),
+    (
+        True,
+        (
+            "rated_answer_in_blind_view",
+            "rated_answer_hash_matches",
+            "ratings_frozen_before_reveal",
+            "ratings_use_frozen_truth",
+            "every_blind_answer_rated",
+            "disagreements_resolved",
+            "primary_raters_distinct",
+        ),
+    ),
+)
+
+
+def test_every_link_has_a_mutation() -> None:
+    rules_dir = Path(__file__).resolve().parents[1] / "rules"
+    links = set()
+    for name in ("000_admission", "000_accounting", "000_adjudication"):
+        text = (rules_dir / f"{name}.rules").read_text(encoding="utf-8")
+        links |= {line.split()[1] for line in text.splitlines() if line.startswith("link ")}
+    assert set(ADMISSION_MUTATIONS) == links
+    grouped = [rule for _, rules in ADMISSION_GROUPS for rule in rules]
+    assert len(grouped) == len(set(grouped))
+    assert set(grouped) == links
+
+
+@pytest.mark.parametrize(
+    ("rehash", "rules"), ADMISSION_GROUPS, ids=[f"group{i}" for i in range(len(ADMISSION_GROUPS))]
+)
+def test_admission_links_refuse(rehash: bool, rules: tuple[str, ...], tmp_path: Path) -> None:
+    campaign = make_campaign()
+    for rule in rules:
+        ADMISSION_MUTATIONS[rule][1](campaign)
+    run = check(campaign, tmp_path, rehash=rehash)
+    assert run.exit_code == 1
+    assert run.data["admitted"] is False
+    assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
+    # Each mutation triggers its own rule with its own code, and nothing else is violated.
+    assert run.rules() == set(rules)
+    for violation in run.violations:
+        assert violation["code"] == ADMISSION_MUTATIONS[violation["rule"]][0]
+        assert len(violation["rule_hash"]) == 64
+        if violation["code"] == "FREEZE_INPUT_CHANGED":  # locates the manifest input entry
+            pointer = violation["location"]["pointer"]
+            entry = campaign.manifest["inputs"][int(pointer.strip("/"))]
+            assert entry["path"] == "packets/P9.json"
+
+
+def test_session_over_time_is_a_scored_failure(tmp_path: Path) -> None:
+    # A session over 4 minutes is a valid scored failure (seed 000 §4, §5), not an invalid
+    # run: the bundle is admitted and the cost/time scorecard fails on that session.
+    campaign = make_campaign()
+    _m_session_time(campaign)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0
+    assert run.data["admission"]["violations"] == []
+    gate = run.gates()["session_wall_time"]
+    assert gate["passed"] is False
+    failing = [o["ids"] for o in gate["observations"] if not o["passed"]]
+    assert failing == [[session(campaign, "D2-T9", "D")["session_id"]]]
+    assert run.gates()["sessions_within_limits"]["passed"] is False
+    assert run.verdict == "DO_NOT_ADVANCE"
+
+
+# ---- 1. the default bundle ---------------------------------------------------------------------
+
+
+def test_default_admitted(default_bundle: Path) -> None:
+    run = cli("admit", str(default_bundle), "--format", "json")
+    assert run.exit_code == 0
+    assert run.data["admitted"] is True
+    assert run.data["admission"]["violations"] == []
+
+
+def test_default_advances(default_run: Run) -> None:
+    assert default_run.exit_code == 0
+    assert default_run.data["admitted"] is True
+    assert default_run.data["synthetic"] is True
+    assert default_run.verdict == "ADVANCE"
+    assert default_run.violations == []
+    assert default_run.failed_gates() == set()
+    assert all(
+        b["observations"] and all(o["passed"] for o in b["observations"])
+        for b in default_run.data["admission"]["budgets"]
+    )
+    assert set(SCORECARD_GATES) <= set(default_run.gates())
+
+
+def test_default_text_has_banner(default_bundle: Path) -> None:
+    run = cli("check", str(default_bundle))
+    assert run.exit_code == 0
+    assert run.stdout.startswith("SYNTHETIC")
+    assert "ADVANCE" in run.stdout
+
+
+def test_default_json_deterministic(default_bundle: Path, default_run: Run) -> None:
+    again = cli("check", str(default_bundle), "--format", "json")
+    assert again.stdout.encode("utf-8") == default_run.stdout.encode("utf-8")
+
+
+# ---- 2. verdict variants -----------------------------------------------------------------------
+
+
+def test_a_as_good_as_b_stops(tmp_path: Path) -> None:
+    run = check(make_campaign(a_R={t: [5, 5, 5] for t in EVAL_TASK_IDS}), tmp_path)
+    assert run.exit_code == 0
+    assert run.verdict == "STOP_NO_DEMONSTRATED_NEED"
+    assert "gain_over_A" in run.failed_gates()
+    macro = run.table("macro_averages")
+    assert str(macro["rows"][0]["values"][macro["columns"].index("gain")]) == "0"
+
+
+def test_costly_b_does_not_advance(tmp_path: Path) -> None:
+    run = check(
+        make_campaign(b_cost_factor=eval_factor(1.3), b_time_factor=eval_factor(1.05)), tmp_path
+    )
+    assert run.exit_code == 0
+    assert run.verdict == "DO_NOT_ADVANCE"
+    assert "gain_over_A" not in run.failed_gates()
+    assert "aggregate_cost_ratio_bound" in run.failed_gates()
+
+
+def test_model_drift_refused(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    _m_model_drift(campaign)
+    root = write_campaign(campaign, tmp_path)
+    admit = cli("admit", str(root), "--format", "json")
+    assert admit.exit_code == 1
+    assert admit.data["admitted"] is False
+    assert {v["code"] for v in admit.data["admission"]["violations"]} == {"MODEL_DRIFT"}
+    run = cli("check", str(root), "--format", "json")
+    assert run.exit_code == 1
+    assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
+
+
+# ---- 3. each scorecard gate alone flips the verdict --------------------------------------------
+
+
+def _triplets(task_id: str) -> list[str]:
+    return [f"E-{task_id}-{n}" for n in (1, 2, 3)]
+
+
+def _add_answerable_obligations(c: Campaign, task_id: str, b_correct: int, a_correct: int) -> None:
+    """Add O7 and O8 (answerable, not critical) to a task's truth and rate them in every
+    review of the task: B gets `b_correct` of them right, A `a_correct` (7 answerable)."""
+    obligations = c.truth[task_id]["obligations"]
+    template = obligations[2]
+    for k in (7, 8):
+        added = copy.deepcopy(template)
+        added["obligation_id"] = f"{task_id}-O{k}"
+        added["text"] = f"The answer explains behavior {k} of task {task_id} from the evidence."
+        obligations.append(added)
+    number = len(c.adjudications)
+    for s in c.sessions:
+        if s["role"] not in "AB" or not s["triplet_id"].startswith(f"E-{task_id}-"):
+            continue
+        correct = b_correct if s["role"] == "B" else a_correct
+        base = ratings_of(c, s["session_id"])[0]
+        for k in (7, 8):
+            for rater in ("rater-1", "rater-2"):
+                number += 1
+                record = dict(base)
+                record.update(
+                    record_id=f"J{number:04d}",
+                    obligation_id=f"{task_id}-O{k}",
+                    rater=rater,
+                    role="primary",
+                    verdict="correct" if k - 6 <= correct else "incorrect",
+                    critical_wrong_claims=None,
+                    citations_support=None,
+                )
+                c.adjudications.append(record)
+
+
+def _v_citations(c: Campaign) -> None:
+    for record in ratings_of(c, session(c, "E-T4-2", "B")["session_id"]):
+        if record["obligation_id"] is None:
+            record["citations_support"] = False
+
+
+def _v_ledger(c: Campaign) -> None:
+    def drop_disposition(answer: dict[str, Any]) -> None:
+        answer["reconciliation"]["evidence_dispositions"].pop()
+
+    rewrite_answer(c, session(c, "E-T4-2", "B")["session_id"], drop_disposition)
+
+
+def _v_gain(c: Campaign) -> None:
+    for task_id in ("T1", "T2", "T3", "T4"):
+        _add_answerable_obligations(c, task_id, b_correct=2, a_correct=1)
+
+
+def _v_session_input(c: Campaign) -> None:
+    sid = session(c, "E-T1-1", "D")["session_id"]
+    receipt_of(c, sid, "response")["input_tokens"] = 90_001
+    request_of(c, sid)["reserved_input_tokens"] = 90_001
+
+
+GATE_VARIANTS: dict[str, tuple[dict[str, Any], Mutation | None, str]] = {
+    # gate -> (builder options, mutation, expected verdict)
+    "b_no_critical_failures": ({"b_R": {"T1": [1, 5, 5]}}, None, "DO_NOT_ADVANCE"),
+    "b_source_rules_pass": ({}, _v_citations, "DO_NOT_ADVANCE"),
+    "b_ledger_controls_pass": ({}, _v_ledger, "DO_NOT_ADVANCE"),
+    "b_task_median_R": ({"b_R": {"T1": [3, 3, 5]}}, None, "DO_NOT_ADVANCE"),
+    "b_macro_R": ({"b_R": {t: [4, 4, 4] for t in EVAL_TASK_IDS}}, None, "DO_NOT_ADVANCE"),
+    "b_uncertainty_cases_pass": ({"b_U": {"T1": [False, True, True]}}, None, "DO_NOT_ADVANCE"),
+    # 4 tasks improve by 1/7 each, the others tie: gain 1/14 < 0.10
+    "gain_over_A": (
+        {"a_R": {t: [5, 5, 5] for t in EVAL_TASK_IDS}},
+        _v_gain,
+        "STOP_NO_DEMONSTRATED_NEED",
+    ),
+    "tasks_improved_over_A": (
+        {"a_R": {t: [5, 5, 5] for t in ("T1", "T2", "T3", "T4", "T5")}},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "no_task_decrease": (
+        {"b_R": {"T1": [4, 4, 4]}, "a_R": {"T1": [5, 5, 5]}},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "aggregate_cost_ratio_bound": (
+        {"b_cost_factor": eval_factor(1.25), "b_time_factor": eval_factor(1.05)},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "aggregate_time_ratio_bound": (
+        {"b_cost_factor": eval_factor(1.05), "b_time_factor": eval_factor(1.22)},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "task_cost_ratio_bound": (
+        {
+            "b_cost_factor": dict.fromkeys(_triplets("T1"), 1.42),
+            "b_time_factor": dict.fromkeys(_triplets("T1"), 1.08),
+        },
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "task_time_ratio_bound": (
+        {
+            "b_cost_factor": dict.fromkeys(_triplets("T1"), 1.08),
+            "b_time_factor": dict.fromkeys(_triplets("T1"), 1.42),
+        },
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    # C14: aggregate and task medians green, one individual pair cost ratio > 1.25
+    "pair_cost_ratio_bound": (
+        {"b_cost_factor": {"E-T1-1": 1.7}, "b_time_factor": {"E-T1-1": 1.08}},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    # C21: every gate passes except one pair regression bound -> not ADVANCE (no OR escape)
+    "pair_time_ratio_bound": (
+        {"b_cost_factor": {"E-T1-1": 1.08}, "b_time_factor": {"E-T1-1": 1.7}},
+        None,
+        "DO_NOT_ADVANCE",
+    ),
+    "sessions_within_limits": ({}, _v_session_input, "DO_NOT_ADVANCE"),
+}
+
+
+def test_gate_variants_cover_every_scorecard_gate() -> None:
+    assert set(GATE_VARIANTS) == set(SCORECARD_GATES)
+
+
+@pytest.mark.parametrize("gate", SCORECARD_GATES)
+def test_gate_alone_flips_verdict(gate: str, tmp_path: Path) -> None:
+    options, mutate, verdict = GATE_VARIANTS[gate]
+    campaign = make_campaign(**options)
+    if mutate is not None:
+        mutate(campaign)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0
+    assert run.data["admitted"] is True
+    assert run.violations == []
+    failed = run.failed_gates() & set(SCORECARD_GATES)
+    assert failed == {gate}
+    assert run.verdict == verdict
+    observations = run.gates()[gate]["observations"]
+    assert any(not o["passed"] for o in observations)
+    if gate == "pair_cost_ratio_bound":  # C14: the outlier pair is named
+        bad = [o for o in observations if not o["passed"]]
+        assert [o["ids"] for o in bad] == [["E-T1-1"]]
+        assert Fraction(str(bad[0]["observed"])) > Fraction(5, 4)
+    if gate == "sessions_within_limits":  # the session budget names the crossing session
+        sid = session(campaign, "E-T1-1", "D")["session_id"]
+        bad = [o for o in run.budget("session_input_tokens")["observations"] if not o["passed"]]
+        assert [o["ids"] for o in bad] == [[sid]]
+        assert bad[0]["observed"] == 90_001
+        assert bad[0]["bound"] == 90_000
+
+
+def test_c23_failed_draft_scores_zero(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    fail_draft(campaign, "E-T2-1")
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0
+    assert run.data["admitted"] is True
+    assert run.violations == []
+    reviews = {session(campaign, "E-T2-1", role)["session_id"] for role in "AB"}
+    R = run.column("runs", "R")
+    outcome = run.column("runs", "outcome")
+    for sid in reviews:
+        assert outcome[sid] == "not_dispatched"
+        assert str(R[sid]) == "0"
+    assert run.verdict != "NO_VERDICT_EXECUTION_INVALID"
+
+
+# ---- 4b. C18 ceilings: just below / equal / just above -------------------------------------------
+
+CAMPAIGN_ENTRY = "Q0050"
+
+
+def _budget_variant(c: Campaign, delta: int) -> tuple[str, str]:
+    """Session input of one D session at 90,000 + delta, and the reservation of request
+    CAMPAIGN_ENTRY set so that running total + reservation = 3,000,000 + delta."""
+    sid = session(c, "E-T3-1", "D")["session_id"]
+    receipt_of(c, sid, "response")["input_tokens"] = 90_000 + delta
+    request_of(c, sid)["reserved_input_tokens"] = max(90_000, 90_000 + delta)
+    used = {r["request_id"]: r["input_tokens"] for r in c.receipts if r["event"] == "response"}
+    ordered = sorted(c.requests, key=lambda q: q["start_monotonic_s"])
+    running = 0
+    for q in ordered:
+        if q["request_id"] == CAMPAIGN_ENTRY:
+            q["reserved_input_tokens"] = 3_000_000 + delta - running
+            break
+        running += used[q["request_id"]]
+    return sid, CAMPAIGN_ENTRY
+
+
+def _flip_meter_flags(c: Campaign) -> list[str]:
+    """Two review receipts meter differently: input without cached, output without reasoning."""
+    first = receipt_of(c, session(c, "E-T6-1", "A")["session_id"], "response")
+    first["input_includes_cached"] = False
+    second = receipt_of(c, session(c, "E-T6-1", "B")["session_id"], "response")
+    second["output_includes_reasoning"] = False
+    return [first["session_id"], second["session_id"]]
+
+
+@pytest.mark.parametrize("delta", [-1, 0])
+def test_ceilings_held(delta: int, tmp_path: Path) -> None:
+    campaign = make_campaign()
+    sid, _entry = _budget_variant(campaign, delta)
+    flipped = _flip_meter_flags(campaign)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0
+    assert run.violations == []
+    session_budget = run.budget("session_input_tokens")
+    assert all(o["passed"] for o in session_budget["observations"])
+    observed = {tuple(o["ids"]): o["observed"] for o in session_budget["observations"]}
+    assert observed[(sid,)] == 90_000 + delta
+    assert all(o["passed"] for o in run.budget("campaign_input_tokens")["observations"])
+    assert run.verdict == "ADVANCE"
+    # 5. reference cost by hand, including the two receipts with the other meter conventions
+    costs = run.column("runs", "review_cost")
+    for flipped_sid in flipped:
+        assert str(costs[flipped_sid]) == str(hand_cost(campaign, flipped_sid))
+
+
+def test_campaign_input_ceiling_crossed(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    _sid, entry = _budget_variant(campaign, 1)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
+    budget = run.budget("campaign_input_tokens")
+    bad = [o for o in budget["observations"] if not o["passed"]]
+    assert len(bad) == 1
+    assert bad[0]["crossing_entry"] == [entry]
+    assert bad[0]["observed"] == 3_000_001
+    assert bad[0]["bound"] == 3_000_000
+    session_bad = [o for o in run.budget("session_input_tokens")["observations"] if not o["passed"]]
+    assert [o["ids"] for o in session_bad] == [[_sid]]
+
+
+# ---- 5. reference cost reproduced by hand --------------------------------------------------------
+
+RATES = {"uncached": Fraction(4), "cached": Fraction(2, 5), "output": Fraction(20)}
+
+
+def hand_cost(c: Campaign, session_id: str) -> Fraction:
+    """(4 x uncached + 0.40 x cached + 20 x billed output) / 1,000,000 over the session's
+    metered receipts, exactly."""
+    total = Fraction(0)
+    for r in c.receipts:
+        if r["session_id"] != session_id or r["event"] not in ("response", "error"):
+            continue
+        cached = r["cached_input_tokens"]
+        uncached = r["input_tokens"] - cached if r["input_includes_cached"] else r["input_tokens"]
+        output = r["output_tokens"]
+        if not r["output_includes_reasoning"]:
+            output += r["reasoning_tokens"]
+        total += (
+            RATES["uncached"] * uncached + RATES["cached"] * cached + RATES["output"] * output
+        ) / 1_000_000
+    return total
+
+
+def test_review_cost_by_hand(default_run: Run) -> None:
+    campaign = make_campaign()
+    costs = default_run.column("runs", "review_cost")
+    for triplet_id, role in (("D1-T9", "A"), ("E-T4-2", "B"), ("E-T8-3", "A")):
+        sid = session(campaign, triplet_id, role)["session_id"]
+        assert str(costs[sid]) == str(hand_cost(campaign, sid))
+    # the workflow charges the shared draft D to both arms (C20)
+    workflow = default_run.column("runs", "workflow_cost")
+    d = session(campaign, "E-T4-2", "D")["session_id"]
+    b = session(campaign, "E-T4-2", "B")["session_id"]
+    assert str(workflow[b]) == str(hand_cost(campaign, d) + hand_cost(campaign, b))
+
+
+# ---- 6. tampering --------------------------------------------------------------------------------
+
+
+def test_prompt_byte_changed(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    campaign.prompts["B"] = campaign.prompts["B"].replace("once", "Once", 1)
+    run = check(campaign, tmp_path, rehash=False)
+    assert run.exit_code == 1
+    assert run.codes() == {"FREEZE_INPUT_CHANGED"}
+    (violation,) = run.violations
+    index = next(
+        i for i, e in enumerate(campaign.manifest["inputs"]) if e["path"] == "prompts/B.txt"
+    )
+    assert violation["location"]["pointer"] == f"/{index}"
+    assert "prompts/B.txt" in json.dumps(violation)
+
+
+def test_adjudication_line_changed_without_rehash(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    record = _rating(campaign, "E-T7-1", "B", 0)
+    record["rater"] = "rater-9"
+    run = check(campaign, tmp_path, rehash=False)
+    assert run.exit_code == 1
+    assert "ADJUDICATION_UNLISTED" in run.codes()
+    assert violation_ids(run, "ADJUDICATION_UNLISTED") == [[record["record_id"]]]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    root = write_campaign(make_campaign(), tmp_path)
+    (root / "truth" / "T3.yaml").unlink()
+    run = cli("check", str(root), "--format", "json")
+    assert run.exit_code == 1
+    assert "BUNDLE_FILE_MISSING" in run.stdout
+    assert "T3.yaml" in run.stdout
+
+
+def test_malformed_receipt_line(tmp_path: Path) -> None:
+    root = write_campaign(make_campaign(), tmp_path)
+    path = root / "receipts.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[6] = lines[6][:-1]  # line 7 loses its closing brace
+    path.write_bytes(b"\n".join(lines))
+    run = cli("check", str(root), "--format", "json")
+    assert run.exit_code == 1
+    assert "receipts.jsonl" in run.stdout
+    assert ":7" in run.stdout or '"line": 7' in run.stdout
+
+
+def test_bundle_path_missing(tmp_path: Path) -> None:
+    for command in ("admit", "check"):
+        run = cli(command, str(tmp_path / "nowhere"), "--format", "json")
+        assert run.exit_code == 2
+        assert run.data is not None and run.data.get("ok") is False

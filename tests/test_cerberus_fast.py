@@ -1,0 +1,88 @@
+"""The compiled fast path of the cerberus schemas gives cerberus's own verdict.
+
+The YAML documents of the shipped campaign, the rules lock, and random mutations of them
+are validated by cerberus (the reference) and by the translated, compiled check; both must
+accept and refuse the same documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.bundle.cerberus_fast import UnsupportedRule, compile_cerberus
+from engine.bundle.yamldoc import StrictValidator, load_schema
+
+CAMPAIGN = Path(__file__).resolve().parent.parent / "controls" / "campaign"
+DOCUMENTS = {
+    "execution_manifest": CAMPAIGN / "manifest.yaml",
+    "task_registry": CAMPAIGN / "tasks.yaml",
+    "truth": CAMPAIGN / "truth" / "T1.yaml",
+    "adjudication_manifest": CAMPAIGN / "adjudication_manifest.yaml",
+    "rules_lock": CAMPAIGN / "rules.lock",
+}
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 5), st.sampled_from(["", "x", "T1", "0" * 64])
+)
+
+
+def _document(name: str) -> Any:
+    return yaml.safe_load(DOCUMENTS[name].read_text(encoding="utf-8"))
+
+
+def _small(document: Any) -> Any:
+    """The document with every list cut to 12 items (cerberus is slow on long lists)."""
+    if isinstance(document, dict):
+        return {key: _small(value) for key, value in document.items()}
+    if isinstance(document, list):
+        return [_small(item) for item in document[:12]]
+    return document
+
+
+def _cerberus_accepts(name: str, document: Any) -> bool:
+    return bool(StrictValidator(load_schema(name), require_all=True).validate(document))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:3]):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_shipped_documents_pass_both(name: str) -> None:
+    document = _document(name)
+    assert _cerberus_accepts(name, document)
+    assert compile_cerberus(load_schema(name))(document) == []
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_verdicts_agree_on_mutations(name: str, data: st.DataObject) -> None:
+    document = _small(_document(name))
+    path = data.draw(st.sampled_from(_paths(document)))
+    parent = document
+    for part in path[:-1]:
+        parent = parent[part]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(SCALARS)
+    fast = compile_cerberus(load_schema(name))(document) == []
+    assert fast == _cerberus_accepts(name, document)
+
+
+def test_an_untranslated_rule_is_refused() -> None:
+    with pytest.raises(UnsupportedRule, match="coerce"):
+        compile_cerberus({"x": {"type": "string", "coerce": "int"}})
