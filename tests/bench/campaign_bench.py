@@ -44,7 +44,6 @@ def _utc_shift(text: str, seconds: float) -> str:
 def scaled_campaign(sessions: int) -> Campaign:
     """The default campaign with its evaluation triplets repeated up to `sessions` sessions."""
     campaign = make_campaign()
-    seed = campaign.manifest["trial_seed"]
     evaluation = [t for t in campaign.manifest["triplets"] if t["phase"] == "evaluation"]
     span = max(r["monotonic_s"] for r in campaign.receipts) - min(
         q["start_monotonic_s"] for q in campaign.requests
@@ -52,6 +51,7 @@ def scaled_campaign(sessions: int) -> Campaign:
     by_triplet: dict[str, list[dict[str, Any]]] = {}
     for session in campaign.sessions:
         by_triplet.setdefault(session["triplet_id"], []).append(session)
+    originals = _originals(campaign)
     copies = 0
     position = max(s["position"] for s in campaign.sessions)
     while len(campaign.sessions) < sessions:
@@ -76,30 +76,50 @@ def scaled_campaign(sessions: int) -> Campaign:
                     }
                 )
                 campaign.answers[new_id] = campaign.answers[old_id]
-                _copy_records(campaign, old_id, new_id, shift, seed)
+                _copy_records(campaign, originals, old_id, new_id, shift)
     campaign.manifest["reveal_at"] = _utc_shift(campaign.manifest["reveal_at"], span * copies)
     return campaign
 
 
-def _copy_records(campaign: Campaign, old: str, new: str, shift: float, seed: str) -> None:
-    for request in [q for q in campaign.requests if q["session_id"] == old]:
+def _originals(campaign: Campaign) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The default campaign's requests, receipts and ratings by session (built once)."""
+    seed = campaign.manifest["trial_seed"]
+    by_answer = {blind_answer_id(seed, s["session_id"]): s["session_id"] for s in campaign.sessions}
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, records in (("requests", campaign.requests), ("receipts", campaign.receipts)):
+        for record in records:
+            found.setdefault(name, {}).setdefault(record["session_id"], []).append(record)
+    for rating in campaign.adjudications:
+        session_id = by_answer[rating["answer_id"]]
+        found.setdefault("ratings", {}).setdefault(session_id, []).append(rating)
+    return found
+
+
+def _copy_records(
+    campaign: Campaign,
+    originals: dict[str, dict[str, list[dict[str, Any]]]],
+    old: str,
+    new: str,
+    shift: float,
+) -> None:
+    seed = campaign.manifest["trial_seed"]
+    for request in originals["requests"].get(old, []):
         copied = {**request, "session_id": new, "request_id": f"{request['request_id']}-{new}"}
         copied["start_monotonic_s"] += shift
         copied["reserved_at_monotonic_s"] += shift
         copied["start_utc"] = _utc_shift(request["start_utc"], shift)
         campaign.requests.append(copied)
-    for receipt in [r for r in campaign.receipts if r["session_id"] == old]:
+    for receipt in originals["receipts"].get(old, []):
         copied = {**receipt, "session_id": new, "receipt_id": f"{receipt['receipt_id']}-{new}"}
         if receipt.get("request_id"):
             copied["request_id"] = f"{receipt['request_id']}-{new}"
         copied["monotonic_s"] += shift
         copied["utc"] = _utc_shift(receipt["utc"], shift)
         campaign.receipts.append(copied)
-    old_answer = blind_answer_id(seed, old)
     new_answer = blind_answer_id(seed, new)
     final = campaign.answers[new]["final"]
     digest = hashlib.sha256(blind_bytes(new_answer, final)).hexdigest()
-    for rating in [a for a in campaign.adjudications if a["answer_id"] == old_answer]:
+    for rating in originals["ratings"].get(old, []):
         copied = copy.deepcopy(rating)
         copied.update(
             record_id=f"{rating['record_id']}-{new}",
