@@ -9,13 +9,13 @@ import pathlib
 import re
 from typing import Any
 
-import fastjsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from engine.bundle import strictjson
+from engine.bundle.schemac import compile_schema
 from engine.bundle.strictjson import (
     JsonFloat,
     is_json_integer,
@@ -327,11 +327,10 @@ def test_fraction_or_exponent_fails_a_schema_integer_check() -> None:
     assert value[1] + 1 == 11.0
     assert json.dumps(value) == "[10, 10.0, 100.0, 2.5]"
     integer = {"type": "integer"}
-    strict = fastjsonschema.compile(integer)
-    assert strict(value[0]) == 10
+    strict = compile_schema(integer)
+    assert strict(value[0]) == []
     for item in value[1:]:
-        with pytest.raises(fastjsonschema.JsonSchemaException):
-            strict(item)
+        assert strict(item)[0][1] == "type"
     assert [Draft7Validator(integer).is_valid(item) for item in value] == [
         True,
         False,

@@ -126,17 +126,28 @@ def _observe(gate: CompiledGate, ctx: Context, env: Env) -> Observation:
         return Observation(ids, False, error=str(error))
 
 
-def run_gate(gate: CompiledGate, ctx: Context) -> RuleResult:
-    """Evaluate a gate on every binding."""
+def _rule_result(
+    kind: str,
+    decl: ast.GateDecl | ast.BudgetDecl,
+    rule_hash: str,
+    bindings: tuple[CompiledBinding, ...],
+    observe: Callable[[Env], Observation],
+    ctx: Context,
+) -> RuleResult:
+    """Observe every binding of a gate or budget; it passes when every observation does."""
     try:
-        observations = tuple(
-            _observe(gate, ctx, env) for env in enumerate_bindings(gate.bindings, ctx)
-        )
+        observations = tuple(observe(env) for env in enumerate_bindings(bindings, ctx))
     except (EvaluationError, TypeError) as error:
         observations = (Observation((), False, error=str(error)),)
     passed = all(o.passed for o in observations)
-    decl = gate.decl
-    return RuleResult(decl.name.text, "gate", gate.hash, decl.note, passed, observations)
+    return RuleResult(decl.name.text, kind, rule_hash, decl.note, passed, observations)
+
+
+def run_gate(gate: CompiledGate, ctx: Context) -> RuleResult:
+    """Evaluate a gate on every binding."""
+    return _rule_result(
+        "gate", gate.decl, gate.hash, gate.bindings, lambda env: _observe(gate, ctx, env), ctx
+    )
 
 
 def _entry_ids(env: Env, ctx: Context, var: str) -> tuple[str, ...]:
@@ -177,15 +188,14 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 def run_budget(budget: CompiledBudget, ctx: Context) -> RuleResult:
     """Evaluate a budget's ledger for every binding."""
-    try:
-        observations = tuple(
-            _ledger(budget, ctx, env) for env in enumerate_bindings(budget.bindings, ctx)
-        )
-    except (EvaluationError, TypeError) as error:
-        observations = (Observation((), False, error=str(error)),)
-    passed = all(o.passed for o in observations)
-    decl = budget.decl
-    return RuleResult(decl.name.text, "budget", budget.hash, decl.note, passed, observations)
+    return _rule_result(
+        "budget",
+        budget.decl,
+        budget.hash,
+        budget.bindings,
+        lambda env: _ledger(budget, ctx, env),
+        ctx,
+    )
 
 
 @dataclass(frozen=True, slots=True)

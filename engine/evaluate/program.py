@@ -80,6 +80,12 @@ class Program:
             self._specs[name] = graph_spec(self.ruleset.checked, name)
         return self._specs[name]
 
+    @staticmethod
+    def _record(result: RuleResult, ctx: Context) -> RuleResult:
+        """Make a rule's outcome readable by the rules after it (`passed(NAME)`)."""
+        ctx.gates[result.name] = result.passed
+        return result
+
     def evaluate(
         self, graph: str, ctx: Context, subject: str | frozenset[str] | None = None
     ) -> Evaluation:
@@ -89,18 +95,16 @@ class Program:
             found = run_link(link, ctx, subject)
             ctx.gates[link.name] = not found
             violations += found
-        budgets = []
-        for budget in self.budgets:
-            if self.graphs[budget.decl.name.text] == graph:
-                result = run_budget(budget, ctx)
-                ctx.gates[result.name] = result.passed
-                budgets.append(result)
-        gates = []
-        for gate in self.gates:
-            if self.graphs[gate.decl.name.text] == graph:
-                result = run_gate(gate, ctx)
-                ctx.gates[result.name] = result.passed
-                gates.append(result)
+        budgets = [
+            self._record(run_budget(budget, ctx), ctx)
+            for budget in self.budgets
+            if self.graphs[budget.decl.name.text] == graph
+        ]
+        gates = [
+            self._record(run_gate(gate, ctx), ctx)
+            for gate in self.gates
+            if self.graphs[gate.decl.name.text] == graph
+        ]
         hashes = {d.name: d.hash for d in self.ruleset.hashed.declarations}
         decisions = []
         for decl in self.decisions:
