@@ -353,3 +353,13 @@ def test_process_freeze_then_diff(tmp_path: Path, small: Path) -> None:
     moved = shell("diff", str(lock), str(small), cwd=tmp_path)
     assert moved.returncode == 1
     assert "    0.80 -> 0.85: stricter\n" in moved.stdout
+
+
+def test_one_file_named_twice_loads_once(tmp_path: Path) -> None:
+    rules = tmp_path / "one.rules"
+    rules.write_text('ruleset one version "1"\n\nconst c = 1\n  source "x"\n', encoding="utf-8")
+    alias = tmp_path / "alias.rules"
+    alias.symlink_to(rules)
+    result = CliRunner().invoke(main, ["lint", str(rules), str(alias)])
+    assert result.exit_code == 0, result.output
+    assert "1 file, 1 declaration: ok" in result.output

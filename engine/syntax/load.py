@@ -29,7 +29,10 @@ def rule_paths(paths: Sequence[Path]) -> list[Path]:
             found.append(path)
         else:
             raise unreadable(str(path), "no such file or folder")
-    return list(dict.fromkeys(found))
+    unique: dict[Path, Path] = {}
+    for path in found:  # one file named twice (relative and absolute, or via a link) loads once
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def load_rule_files(paths: Sequence[Path]) -> tuple[list[ast.RuleFile], list[Diagnostic]]:
