@@ -377,3 +377,17 @@ def test_missing_file_is_unreadable(tmp_path: Path) -> None:
     (diagnostic,) = caught.value.diagnostics
     assert caught.value.exit_code == 2
     assert diagnostic.code == "FILE_UNREADABLE"
+
+
+def test_comment_between_a_quantifier_or_aggregate_and_its_parenthesis() -> None:
+    text = (
+        'ruleset r version "1"\n'
+        "gate g require all # every one\n"
+        "  (x in {1, 2}: x >= 1) and median # the middle\n"
+        " (y for y in {1}) >= 0\n"
+    )
+    plain = (
+        'ruleset r version "1"\n'
+        "gate g require all(x in {1, 2}: x >= 1) and median(y for y in {1}) >= 0\n"
+    )
+    assert parse_text(text, "a.rules").declarations == parse_text(plain, "b.rules").declarations
