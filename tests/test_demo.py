@@ -49,3 +49,45 @@ def test_demo_text_report_names_the_scorecards_and_verdict() -> None:
         ": ADVANCE",
     ):
         assert needle in text
+
+
+def test_reports_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    # Several artifacts of one constant set are missing: the violations must come out in the
+    # same order whatever Python's per-process string hashing is.
+    import os
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from campaign_builder import make_campaign, write_campaign
+
+    campaign = make_campaign()
+    dropped = {"prompt", "truth", "packet", "task_registry"}
+    campaign.manifest["inputs"] = [
+        entry for entry in campaign.manifest["inputs"] if entry["artifact"] not in dropped
+    ]
+    root = write_campaign(campaign, tmp_path / "bundle", rehash=False)
+    rulecheck = Path(sys.executable).parent / "rulecheck"
+    outputs = set()
+    for seed in ("0", "1", "4242"):
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [str(rulecheck), "admit", str(root), "--format", "json"],
+            capture_output=True,
+            env=environment,
+            check=False,
+        )
+        assert run.returncode == 1
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
+    codes = [v["code"] for v in json.loads(outputs.pop())["admission"]["violations"]]
+    assert codes.count("FREEZE_INPUT_UNDECLARED") == len(dropped)
+
+
+def test_set_literal_order_does_not_change_hashes(tmp_path: Path) -> None:
+    first = tmp_path / "a.rules"
+    second = tmp_path / "b.rules"
+    first.write_text('ruleset r version "1"\nconst s = {"A", "B", "C"}\n', encoding="utf-8")
+    second.write_text('ruleset r version "1"\nconst s = {"C", "A", "B"}\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", str(first), str(second)])
+    assert result.exit_code == 0, result.output

@@ -195,7 +195,7 @@ class Compiler:
         """Code for something to iterate over; `_coll` checks it unless it is known safe."""
         code = self._e(node, scope)
         produces_collection = (
-            isinstance(node, ast.Navigate | ast.SetLiteral)
+            isinstance(node, ast.Navigate)
             or (
                 isinstance(node, ast.Name)
                 and node.id not in scope

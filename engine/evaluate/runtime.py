@@ -44,10 +44,21 @@ def number(value: Any, op: str) -> Any:
     raise EvaluationError(f"`{op}` needs numbers, found {_shown(value)}")
 
 
+def _ordered(items: Iterable[Any]) -> list[Any]:
+    """Set elements in a fixed order: string hashing is randomised per process, so iterating a
+    set directly would make rule outcomes come out in a different order on every run."""
+    try:
+        return sorted(items, key=lambda item: (type(item).__name__, item))
+    except TypeError:
+        return sorted(items, key=repr)
+
+
 def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
     """A collection to iterate; maps iterate over their keys; null is an error."""
-    if isinstance(value, list | tuple | frozenset | set):
+    if isinstance(value, list | tuple):
         return value
+    if isinstance(value, frozenset | set):
+        return _ordered(value)
     if isinstance(value, dict):
         return list(value)
     raise EvaluationError(f"{what} needs a set or list, found {_shown(value)}")

@@ -58,6 +58,9 @@ def canonical_form(node: Any) -> Any:
         }
     if isinstance(node, ast.Ident):
         return node.text
+    if isinstance(node, ast.SetLiteral):  # a set has no order: `{"A", "B"}` is `{"B", "A"}`
+        items = sorted((canonical_form(item) for item in node.items), key=canonical_json)
+        return {"node": "SetLiteral", "items": items}
     names = _semantic_fields(type(node))
     if names is not None:
         form: dict[str, Any] = {"node": type(node).__name__}
