@@ -52,6 +52,13 @@ CASES = (
         8,
     ),
     Case(
+        "duplicate_map_key",
+        "DUPLICATE_NAME",
+        "map key `DIRECT` appears twice",
+        2,
+        17,
+    ),
+    Case(
         "duplicate_column",
         "DUPLICATE_NAME",
         "column `R` appears twice in table `report`",

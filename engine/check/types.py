@@ -345,6 +345,9 @@ class TypeChecker:
                 items = [self.expr(item, scope, constant) for item in node.items]
                 return Type("set", element=self._unify(items, node.span))
             case ast.MapLiteral():
+                keys = [key for key, _ in node.entries]
+                for key in sorted({key for key in keys if keys.count(key) > 1}):
+                    self.error("DUPLICATE_NAME", f"map key `{key}` appears twice", node.span)
                 values = [self.expr(value, scope, constant) for _, value in node.entries]
                 return Type("map", element=self._unify(values, node.span))
             case ast.Unary():
