@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.bundle import paths
 from engine.bundle.blind import blind_bytes
 from engine.bundle.jsonschemas import compiled_schema, schema_digest
 from engine.bundle.ordering import blind_answer_id, task_order
@@ -53,18 +54,8 @@ def _refuse(diagnostics: list[Diagnostic]) -> RulecheckError:
 
 
 def inside(root: Path, relative: Any) -> Path | None:
-    """`root/relative` when it is a relative path that stays inside `root`, else None."""
-    if not isinstance(relative, str) or not relative or relative.startswith("/"):
-        return None
-    parts = relative.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return None
-    try:
-        candidate = (root / Path(*parts)).resolve()
-        candidate.relative_to(root.resolve())
-    except (OSError, ValueError, RuntimeError):  # outside the root, NUL bytes, symlink loops
-        return None
-    return candidate
+    """`root/relative` for a bundle path: relative, exact segments, inside the bundle."""
+    return paths.inside(root, relative, strict_segments=True)
 
 
 def _json_lines(root: Path, name: str, schema: str, problems: list[Diagnostic]) -> list[Any]:

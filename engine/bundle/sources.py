@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
+from engine.bundle.paths import inside
 from engine.textlines import excerpt
 
 
-def _inside(root: Path, relative: str) -> Path | None:
-    """`root/relative` if it stays inside `root` after resolving links, else None."""
-    parts = PurePosixPath(relative).parts
-    if not parts or relative.startswith("/") or ".." in parts:
-        return None
+def _file_inside(root: Path, relative: str) -> Path | None:
+    candidate = inside(root, relative)
     try:
-        candidate = (root / Path(*parts)).resolve()
-        candidate.relative_to(root.resolve())
-        return candidate if candidate.is_file() else None
-    except (OSError, ValueError, RuntimeError):  # NUL bytes, name too long, symlink loops
+        return candidate if candidate is not None and candidate.is_file() else None
+    except OSError:  # e.g. a name too long for the file system
         return None
 
 
@@ -41,7 +37,7 @@ def source_document(packet: Any, root: Path) -> dict[str, Any]:
             continue
         record: dict[str, Any] = {"evidence_id": item.get("id"), "found": False}
         path = item.get("path")
-        target = _inside(root, path) if isinstance(path, str) else None
+        target = _file_inside(root, path) if isinstance(path, str) else None
         raw = _read(target)
         if raw is not None:
             start, end = item.get("start_line"), item.get("end_line")

@@ -41,6 +41,7 @@ class CampaignResult:
     bundle: Bundle
     evaluation: Evaluation
     ruleset_hash: str
+    admission_gates: frozenset[str]
 
     @property
     def admitted(self) -> bool:
@@ -69,4 +70,20 @@ def evaluate_campaign(
     bundle = load_bundle(root, AnswerChecker(program), parallel)
     graph = build_graph(program.graph(CAMPAIGN_GRAPH), bundle.documents)
     evaluation = program.evaluate(CAMPAIGN_GRAPH, Context(graph), FILE_DOCUMENTS)
-    return CampaignResult(bundle, evaluation, program.ruleset.hashed.ruleset_hash)
+    return CampaignResult(
+        bundle, evaluation, program.ruleset.hashed.ruleset_hash, _admission_gates(program)
+    )
+
+
+def _admission_gates(program: Program) -> frozenset[str]:
+    """The admission gate and every gate it reads, directly or through other gates."""
+    checked = program.ruleset.checked
+    gates = set(checked.symbols.gates)
+    found: set[str] = set()
+    pending = [ADMISSION_GATE] if ADMISSION_GATE in gates else []
+    while pending:
+        name = pending.pop()
+        if name not in found:
+            found.add(name)
+            pending += [ref for ref in checked.infos[name].references if ref in gates]
+    return frozenset(found)

@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from engine.evaluate.campaign import ADMISSION_GATE, CampaignResult
+from engine.evaluate.campaign import CampaignResult
 from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
 from engine.evaluate.links import Violation
 
@@ -170,11 +170,7 @@ def campaign_json(result: CampaignResult, *, scorecards: bool) -> dict[str, Any]
         "admission": {
             "violations": [_violation_json(result, v) for v in evaluation.violations],
             "budgets": [_rule_json(b) for b in evaluation.budgets],
-            "gates": [
-                _rule_json(g)
-                for g in evaluation.gates
-                if g.name.startswith("admission") or g.name == ADMISSION_GATE
-            ],
+            "gates": [_rule_json(g) for g in evaluation.gates if g.name in result.admission_gates],
         },
     }
     if result.synthetic:
@@ -235,13 +231,11 @@ def admission_text(result: CampaignResult) -> str:
     lines.append(f"rules   ruleset {result.ruleset_hash}")
     failed = _failed_prerequisites(result)
     gates = {g.name: g for g in result.evaluation.gates}
-    for name in sorted(gates):
-        if (name.startswith("admission") or name == ADMISSION_GATE) and not gates[name].passed:
+    for name in sorted(result.admission_gates & gates.keys()):
+        if not gates[name].passed:
             failed.append(
                 f"  GATE_FAILED: {name}: {gates[name].note}\n    rule {name} {gates[name].hash}"
             )
-    if "development_round_passed" in gates and not gates["development_round_passed"].passed:
-        failed.append("  GATE_FAILED: development_round_passed: development round 2 did not pass")
     if result.admitted:
         lines.append("ADMITTED: every prerequisite holds")
     else:
