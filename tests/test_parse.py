@@ -251,6 +251,72 @@ def test_spans_do_not_take_part_in_equality() -> None:
     assert one.span != two.span
 
 
+_KEYWORDS = {
+    ast.ConstDecl: "const",
+    ast.MetricDecl: "metric",
+    ast.KindDecl: "kind",
+    ast.CodeDecl: "code",
+    ast.LinkDecl: "link",
+    ast.GateDecl: "gate",
+    ast.BudgetDecl: "budget",
+    ast.DecisionDecl: "decision",
+    ast.TransitionsDecl: "transitions",
+    ast.TableDecl: "table",
+}
+EVERY_RULE_FILE = sorted(
+    path
+    for folder in ("rules", "tests/data/parse", "tests/data/format", "tests/data/lint")
+    for path in (Path(__file__).parents[1] / folder).glob("*.rules")
+    if path.name not in {"syntax_error.rules", "invalid_utf8.rules"}
+)
+
+
+def _children(node: Any) -> list[Any]:
+    found: list[Any] = []
+    values = [getattr(node, f.name) for f in dataclasses.fields(node) if f.name != "span"]
+    while values:
+        value = values.pop()
+        if isinstance(value, tuple):
+            values += value
+        elif dataclasses.is_dataclass(value) and hasattr(value, "span"):
+            found.append(value)
+    return found
+
+
+def _assert_nested(node: Any, path: str) -> None:
+    outer = node.span
+    assert outer.file == path
+    for child in _children(node):
+        inner = child.span
+        assert (outer.line, outer.column) <= (inner.line, inner.column), (node, child)
+        assert (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column), (
+            node,
+            child,
+        )
+        _assert_nested(child, path)
+
+
+@pytest.mark.parametrize("source", EVERY_RULE_FILE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_span_nests_in_its_parent_and_declarations_start_at_their_keyword(
+    source: Path,
+) -> None:
+    text = source.read_text(encoding="utf-8")
+    rule_file = parse_text(text, str(source))
+    lines = text.split("\n")
+    for declaration in rule_file.declarations:
+        span = declaration.span
+        assert lines[span.line - 1][span.column - 1 :].startswith(_KEYWORDS[type(declaration)])
+        _assert_nested(declaration, str(source))
+
+
+def test_a_parenthesised_operand_is_inside_its_parent_span() -> None:
+    rule_file = parse_text('ruleset s version "1"\nconst x = not (a)\n', "spans.rules")
+    negation = rule_file.declarations[0].value
+    assert isinstance(negation, ast.Unary)
+    assert _span(negation) == (2, 11, 2, 18)  # the closing parenthesis included
+    assert _span(negation.operand) == (2, 16, 2, 17)  # `a` keeps its own span
+
+
 # ---- syntax errors -------------------------------------------------------------------------
 
 EXPRESSION_START = (

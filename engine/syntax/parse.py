@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
-    VisitError,
 )
-from lark.tree import Meta
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 from engine.resources import shipped
@@ -40,6 +43,8 @@ _TOKEN_WORDS = {
     "MUL_OP": "`*`/`/`",
     "$END": "end of file",
 }
+# Terminals that carry a value; every other token is a keyword or punctuation.
+_VALUE_TERMINALS = frozenset(_TOKEN_WORDS) - {"$END"} | {"TYPE_UNIT"}
 
 
 def grammar_text() -> str:
@@ -55,15 +60,48 @@ def grammar_version() -> str:
     return match.group(1)
 
 
+class _Parser:
+    """The Lark LALR parser with the AST builder run inside it, one file at a time.
+
+    The builder is called as each rule is reduced, so no parse tree is built and walked a
+    second time; keywords are kept (`keep_all_tokens`) only so that spans start at them.
+    """
+
+    def __init__(self) -> None:
+        self.builder = _Builder()
+        self.lark = Lark(
+            grammar_text(),
+            parser="lalr",
+            lexer="contextual",
+            keep_all_tokens=True,
+            maybe_placeholders=True,
+            transformer=_Callbacks(self.builder),
+        )
+        self.lock = threading.Lock()
+
+    def parse(self, text: str, path: str) -> ast.RuleFile:
+        with self.lock, _gc_paused():  # the builder holds the path of the file being parsed
+            self.builder.path = path
+            result = self.lark.parse(text)
+        return _unplace(result)  # type: ignore[no-any-return]
+
+
 @cache
-def _parser() -> Lark:
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-    )
+def _parser() -> _Parser:
+    return _Parser()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Parsing allocates many small objects and frees them all by reference counting; the
+    cyclic collector would only walk them again and again (a third of the parse time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse_text(text: str, path: str) -> ast.RuleFile:
@@ -73,16 +111,11 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
         RulecheckError: with a located SYNTAX_ERROR diagnostic (exit 1).
     """
     try:
-        tree = _parser().parse(text)
+        rule_file = _parser().parse(text, path)
     except UnexpectedInput as error:
         raise RulecheckError([_syntax_diagnostic(error, text, path)], ExitCode.REFUSED) from None
-    builder = _Builder(path)
-    try:
-        rule_file: ast.RuleFile = builder.transform(tree)
-    except VisitError as error:  # Lark wraps whatever a transformer callback raises
-        if isinstance(error.orig_exc, _NumberError):
-            raise RulecheckError([error.orig_exc.diagnostic], ExitCode.REFUSED) from None
-        raise
+    except _NumberError as error:
+        raise RulecheckError([error.diagnostic], ExitCode.REFUSED) from None
     comments = tuple(scan_comments(text))
     return ast.RuleFile(
         rule_file.path,
@@ -176,7 +209,7 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnost
 def _describe(terminal: str) -> str:
     if terminal in _TOKEN_WORDS:
         return _TOKEN_WORDS[terminal]
-    pattern = _parser().get_terminal(terminal).pattern
+    pattern = _parser().lark.get_terminal(terminal).pattern
     return f"`{pattern.value}`" if pattern.type == "str" else terminal.lower()
 
 
@@ -191,20 +224,87 @@ def _unquote(token: Token) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
 
 
-@v_args(meta=True)
-class _Builder(Transformer[Token, Any]):
-    """Builds AST nodes bottom-up; every node gets the span of the text it came from."""
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """A builder result together with the extent of the text its rule matched, when that
+    differs from the result's own span (`(x)`, `where x`, a note, a clause...). Parents
+    measure their span over `span` and receive `value`."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        self.path = path
+    value: Any
+    span: ast.Span
+
+
+def _unplace(child: Any) -> Any:
+    return child.value if type(child) is _Placed else child
+
+
+def _start(child: Any) -> tuple[int, int]:
+    if type(child) is Token:
+        return child.line or 0, child.column or 0
+    span: ast.Span = child.span
+    return span.line, span.column
+
+
+def _end(child: Any) -> tuple[int, int]:
+    if type(child) is Token:
+        return child.end_line or 0, child.end_column or 0
+    span: ast.Span = child.span
+    return span.end_line, span.end_column
+
+
+class _Callbacks:
+    """What Lark calls for each reduced rule: `_callback(builder method)` by rule name."""
+
+    def __init__(self, builder: _Builder) -> None:
+        self._builder = builder
+
+    def __getattr__(self, rule: str) -> Callable[[list[Any]], Any]:
+        if rule.startswith("_"):
+            raise AttributeError(rule)
+        return _callback(self._builder, getattr(self._builder, rule))
+
+    def __default__(self, rule: str, children: list[Any], _meta: object) -> Tree[Any]:
+        # Lark's own helper rules (`__start_star_0`...) are trees it flattens into their parent.
+        if not rule.startswith("_"):  # pragma: no cover - every grammar rule has a builder
+            raise RuntimeError(f"grammar rule `{rule}` has no AST builder")
+        return Tree(rule, children)
+
+
+def _callback(
+    builder: _Builder, method: Callable[[ast.Span, list[Any]], Any]
+) -> Callable[[list[Any]], Any]:
+    """Wrap a builder method: measure the span over every child, keywords included, then
+    hand it the children that carry meaning."""
+
+    def reduce(children: list[Any]) -> Any:
+        present = [child for child in children if child is not None]
+        line, column = _start(present[0])
+        end_line, end_column = _end(present[-1])
+        span = ast.Span(builder.path, line, column, end_line, end_column)
+        kept = [
+            _unplace(child)
+            for child in children
+            if type(child) is not Token or child.type in _VALUE_TERMINALS
+        ]
+        result = method(span, kept)
+        if getattr(result, "span", None) is span:
+            return result
+        return _Placed(result, span)
+
+    return reduce
+
+
+class _Builder:
+    """Builds AST nodes bottom-up, called by the parser as it reduces each grammar rule.
+
+    Every method receives the span of the text the rule matched and its children without
+    keywords and punctuation; `_callback` does that bookkeeping for all of them.
+    """
+
+    def __init__(self) -> None:
+        self.path = ""
 
     # -- spans -----------------------------------------------------------------------------
-
-    def _span(self, meta: Meta) -> ast.Span:
-        if getattr(meta, "empty", True):
-            return ast.NO_SPAN
-        return ast.Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _token_span(self, token: Token) -> ast.Span:
         return ast.Span(
@@ -220,32 +320,32 @@ class _Builder(Transformer[Token, Any]):
 
     # -- file and declarations -------------------------------------------------------------
 
-    def start(self, meta: Meta, children: list[Any]) -> ast.RuleFile:
+    def start(self, span: ast.Span, children: list[Any]) -> ast.RuleFile:
         name, version = children[0]
-        return ast.RuleFile(self.path, name, version, tuple(children[1:]), (), self._span(meta))
+        return ast.RuleFile(self.path, name, version, tuple(children[1:]), (), span)
 
-    def header(self, meta: Meta, children: list[Token]) -> tuple[ast.Ident, str]:
+    def header(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
         return self._ident(children[0]), _unquote(children[1])
 
-    def note(self, meta: Meta, children: list[Token]) -> str:
+    def note(self, span: ast.Span, children: list[Token]) -> str:
         return _unquote(children[0])
 
-    def const_decl(self, meta: Meta, children: list[Any]) -> ast.ConstDecl:
+    def const_decl(self, span: ast.Span, children: list[Any]) -> ast.ConstDecl:
         name, value, note = children
-        return ast.ConstDecl(self._ident(name), value, note, self._span(meta))
+        return ast.ConstDecl(self._ident(name), value, note, span)
 
-    def metric_decl(self, meta: Meta, children: list[Any]) -> ast.MetricDecl:
+    def metric_decl(self, span: ast.Span, children: list[Any]) -> ast.MetricDecl:
         name, *params, body, note = children
         kept = tuple(param for param in params if param is not None)
-        return ast.MetricDecl(self._ident(name), kept, body, note, self._span(meta))
+        return ast.MetricDecl(self._ident(name), kept, body, note, span)
 
-    def type_name(self, meta: Meta, children: list[Token]) -> Token:
+    def type_name(self, span: ast.Span, children: list[Token]) -> Token:
         return children[0]
 
-    def param(self, meta: Meta, children: list[Token]) -> ast.Param:
-        return ast.Param(self._ident(children[0]), self._ident(children[1]), self._span(meta))
+    def param(self, span: ast.Span, children: list[Token]) -> ast.Param:
+        return ast.Param(self._ident(children[0]), self._ident(children[1]), span)
 
-    def kind_decl(self, meta: Meta, children: list[Any]) -> ast.KindDecl:
+    def kind_decl(self, span: ast.Span, children: list[Any]) -> ast.KindDecl:
         name, graph, note, *members = children
         records = tuple(m for m in members if isinstance(m, ast.Records))
         keys = [m for m in members if isinstance(m, ast.Ident)]
@@ -260,46 +360,42 @@ class _Builder(Transformer[Token, Any]):
             attrs,
             edges,
             note,
-            self._span(meta),
+            span,
         )
 
-    def records_decl(self, meta: Meta, children: list[Token]) -> ast.Records:
+    def records_decl(self, span: ast.Span, children: list[Token]) -> ast.Records:
         document, *pointers = children
-        return ast.Records(
-            self._ident(document), tuple(_unquote(p) for p in pointers), self._span(meta)
-        )
+        return ast.Records(self._ident(document), tuple(_unquote(p) for p in pointers), span)
 
-    def key_decl(self, meta: Meta, children: list[Token]) -> ast.Ident:
+    def key_decl(self, span: ast.Span, children: list[Token]) -> ast.Ident:
         return self._ident(children[0])
 
-    def attr_decl(self, meta: Meta, children: list[Token]) -> ast.AttrDecl:
-        return ast.AttrDecl(self._ident(children[0]), self._ident(children[1]), self._span(meta))
+    def attr_decl(self, span: ast.Span, children: list[Token]) -> ast.AttrDecl:
+        return ast.AttrDecl(self._ident(children[0]), self._ident(children[1]), span)
 
-    def edge_decl(self, meta: Meta, children: list[Token]) -> ast.EdgeDecl:
+    def edge_decl(self, span: ast.Span, children: list[Token]) -> ast.EdgeDecl:
         label, _arrow, *targets = children
-        return ast.EdgeDecl(
-            self._ident(label), tuple(self._ident(t) for t in targets), self._span(meta)
-        )
+        return ast.EdgeDecl(self._ident(label), tuple(self._ident(t) for t in targets), span)
 
-    def code_decl(self, meta: Meta, children: list[Any]) -> ast.CodeDecl:
+    def code_decl(self, span: ast.Span, children: list[Any]) -> ast.CodeDecl:
         name, message, note = children
-        return ast.CodeDecl(self._ident(name), _unquote(message), note, self._span(meta))
+        return ast.CodeDecl(self._ident(name), _unquote(message), note, span)
 
-    def binding(self, meta: Meta, children: list[Any]) -> ast.Binding:
+    def binding(self, span: ast.Span, children: list[Any]) -> ast.Binding:
         var, source, where = children
-        return ast.Binding(self._ident(var), source, where, self._span(meta))
+        return ast.Binding(self._ident(var), source, where, span)
 
-    def ledger(self, meta: Meta, children: list[Any]) -> ast.Ledger:
+    def ledger(self, span: ast.Span, children: list[Any]) -> ast.Ledger:
         var, source, where, order = children
-        return ast.Ledger(self._ident(var), source, where, order, self._span(meta))
+        return ast.Ledger(self._ident(var), source, where, order, span)
 
-    def where(self, meta: Meta, children: list[Any]) -> Any:
+    def where(self, span: ast.Span, children: list[Any]) -> Any:
         return children[0]
 
-    def require(self, meta: Meta, children: list[Any]) -> Any:
+    def require(self, span: ast.Span, children: list[Any]) -> Any:
         return children[0]
 
-    def link_decl(self, meta: Meta, children: list[Any]) -> ast.LinkDecl:
+    def link_decl(self, span: ast.Span, children: list[Any]) -> ast.LinkDecl:
         name, note, *bindings, require, code = children
         return ast.LinkDecl(
             self._ident(name),
@@ -307,14 +403,14 @@ class _Builder(Transformer[Token, Any]):
             tuple(bindings),
             require,
             self._ident(code),
-            self._span(meta),
+            span,
         )
 
-    def gate_decl(self, meta: Meta, children: list[Any]) -> ast.GateDecl:
+    def gate_decl(self, span: ast.Span, children: list[Any]) -> ast.GateDecl:
         name, note, *bindings, require = children
-        return ast.GateDecl(self._ident(name), note, tuple(bindings), require, self._span(meta))
+        return ast.GateDecl(self._ident(name), note, tuple(bindings), require, span)
 
-    def budget_decl(self, meta: Meta, children: list[Any]) -> ast.BudgetDecl:
+    def budget_decl(self, span: ast.Span, children: list[Any]) -> ast.BudgetDecl:
         name, note, *bindings, ledger, total, reserve, op, ceiling = children
         return ast.BudgetDecl(
             self._ident(name),
@@ -325,37 +421,37 @@ class _Builder(Transformer[Token, Any]):
             reserve,
             str(op),
             ceiling,
-            self._span(meta),
+            span,
         )
 
-    def reserving(self, meta: Meta, children: list[Any]) -> Any:
+    def reserving(self, span: ast.Span, children: list[Any]) -> Any:
         return children[0]
 
-    def conditional(self, meta: Meta, children: list[Any]) -> ast.Conditional:
+    def conditional(self, span: ast.Span, children: list[Any]) -> ast.Conditional:
         condition, then, otherwise = children
-        return ast.Conditional(condition, then, otherwise, self._span(meta))
+        return ast.Conditional(condition, then, otherwise, span)
 
-    def table_decl(self, meta: Meta, children: list[Any]) -> ast.TableDecl:
+    def table_decl(self, span: ast.Span, children: list[Any]) -> ast.TableDecl:
         name, note, *rest = children
         bindings = tuple(c for c in rest if isinstance(c, ast.Binding))
         columns = tuple(c for c in rest if isinstance(c, ast.Column))
-        return ast.TableDecl(self._ident(name), note, bindings, columns, self._span(meta))
+        return ast.TableDecl(self._ident(name), note, bindings, columns, span)
 
-    def column(self, meta: Meta, children: list[Any]) -> ast.Column:
-        return ast.Column(self._ident(children[0]), children[1], self._span(meta))
+    def column(self, span: ast.Span, children: list[Any]) -> ast.Column:
+        return ast.Column(self._ident(children[0]), children[1], span)
 
-    def decision_decl(self, meta: Meta, children: list[Any]) -> ast.DecisionDecl:
+    def decision_decl(self, span: ast.Span, children: list[Any]) -> ast.DecisionDecl:
         name, note, *rows = children
-        return ast.DecisionDecl(self._ident(name), note, tuple(rows), self._span(meta))
+        return ast.DecisionDecl(self._ident(name), note, tuple(rows), span)
 
-    def when_row(self, meta: Meta, children: list[Any]) -> ast.DecisionRow:
+    def when_row(self, span: ast.Span, children: list[Any]) -> ast.DecisionRow:
         condition, verdict = children
-        return ast.DecisionRow(condition, self._ident(verdict), self._span(meta))
+        return ast.DecisionRow(condition, self._ident(verdict), span)
 
-    def otherwise_row(self, meta: Meta, children: list[Any]) -> ast.DecisionRow:
-        return ast.DecisionRow(None, self._ident(children[0]), self._span(meta))
+    def otherwise_row(self, span: ast.Span, children: list[Any]) -> ast.DecisionRow:
+        return ast.DecisionRow(None, self._ident(children[0]), span)
 
-    def transitions_decl(self, meta: Meta, children: list[Any]) -> ast.TransitionsDecl:
+    def transitions_decl(self, span: ast.Span, children: list[Any]) -> ast.TransitionsDecl:
         name, note, initial, *clauses = children
         terminal: list[ast.Ident] = []
         settlement: list[ast.Ident] = []
@@ -382,139 +478,146 @@ class _Builder(Transformer[Token, Any]):
             tuple(events),
             tuple(moves),
             tuple(outcomes),
-            self._span(meta),
+            span,
         )
 
-    def terminal_clause(self, meta: Meta, children: list[Token]) -> tuple[str, list[ast.Ident]]:
+    def terminal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, list[ast.Ident]]:
         return "terminal", [self._ident(t) for t in children]
 
-    def settlement_clause(self, meta: Meta, children: list[Token]) -> tuple[str, list[ast.Ident]]:
+    def settlement_clause(
+        self, span: ast.Span, children: list[Token]
+    ) -> tuple[str, list[ast.Ident]]:
         return "settlement", [self._ident(t) for t in children]
 
-    def event_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.EventDecl]:
+    def event_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.EventDecl]:
         name, *states = children
-        event = ast.EventDecl(
-            self._ident(name), tuple(self._ident(s) for s in states), self._span(meta)
-        )
+        event = ast.EventDecl(self._ident(name), tuple(self._ident(s) for s in states), span)
         return "event", event
 
-    def move_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Move]:
+    def move_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Move]:
         source, event, target = (self._ident(t) for t in children)
-        return "move", ast.Move(source, event, target, self._span(meta))
+        return "move", ast.Move(source, event, target, span)
 
-    def outcome_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Outcome]:
+    def outcome_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Outcome]:
         state, result = (self._ident(t) for t in children)
-        return "outcome", ast.Outcome(state, result, self._span(meta))
+        return "outcome", ast.Outcome(state, result, span)
 
     # -- expressions -----------------------------------------------------------------------
 
-    def or_expr(self, meta: Meta, children: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("or", tuple(children), self._span(meta))
+    def or_expr(self, span: ast.Span, children: list[Any]) -> ast.BoolOp:
+        return ast.BoolOp("or", tuple(children), span)
 
-    def and_expr(self, meta: Meta, children: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("and", tuple(children), self._span(meta))
+    def and_expr(self, span: ast.Span, children: list[Any]) -> ast.BoolOp:
+        return ast.BoolOp("and", tuple(children), span)
 
-    def not_op(self, meta: Meta, children: list[Any]) -> ast.Unary:
-        return ast.Unary("not", children[0], self._span(meta))
+    def not_op(self, span: ast.Span, children: list[Any]) -> ast.Unary:
+        return ast.Unary("not", children[0], span)
 
-    def negate(self, meta: Meta, children: list[Any]) -> Any:
+    def negate(self, span: ast.Span, children: list[Any]) -> Any:
         operand = children[0]
         if isinstance(operand, ast.Number):
-            return ast.Number(-operand.value, operand.unit, "-" + operand.text, self._span(meta))
-        return ast.Unary("-", operand, self._span(meta))
+            return ast.Number(-operand.value, operand.unit, "-" + operand.text, span)
+        return ast.Unary("-", operand, span)
 
-    def comparison(self, meta: Meta, children: list[Any]) -> ast.Binary:
+    def comparison(self, span: ast.Span, children: list[Any]) -> ast.Binary:
         left, op, right = children
-        return ast.Binary(str(op), left, right, self._span(meta))
+        return ast.Binary(str(op), left, right, span)
 
-    def member(self, meta: Meta, children: list[Any]) -> ast.Binary:
-        return ast.Binary("in", children[0], children[1], self._span(meta))
+    def member(self, span: ast.Span, children: list[Any]) -> ast.Binary:
+        return ast.Binary("in", children[0], children[1], span)
 
-    def not_member(self, meta: Meta, children: list[Any]) -> ast.Binary:
-        return ast.Binary("not in", children[0], children[1], self._span(meta))
+    def not_member(self, span: ast.Span, children: list[Any]) -> ast.Binary:
+        return ast.Binary("not in", children[0], children[1], span)
 
-    def additive(self, meta: Meta, children: list[Any]) -> Any:
-        return self._left_assoc(meta, children)
+    def additive(self, span: ast.Span, children: list[Any]) -> Any:
+        return _left_assoc(self.path, children)
 
-    def multiplicative(self, meta: Meta, children: list[Any]) -> Any:
-        return self._left_assoc(meta, children)
+    def multiplicative(self, span: ast.Span, children: list[Any]) -> Any:
+        return _left_assoc(self.path, children)
 
-    def _left_assoc(self, meta: Meta, children: list[Any]) -> Any:
-        result = children[0]
-        for index in range(1, len(children), 2):
-            op, right = str(children[index]), children[index + 1]
-            span = ast.Span(
-                self.path,
-                result.span.line,
-                result.span.column,
-                right.span.end_line,
-                right.span.end_column,
-            )
-            result = ast.Binary(op, result, right, span)
-        return result
+    def attribute(self, span: ast.Span, children: list[Any]) -> ast.Attribute:
+        return ast.Attribute(children[0], str(children[1]), span)
 
-    def attribute(self, meta: Meta, children: list[Any]) -> ast.Attribute:
-        return ast.Attribute(children[0], str(children[1]), self._span(meta))
+    def successors(self, span: ast.Span, children: list[Any]) -> ast.Navigate:
+        return ast.Navigate(children[0], str(children[2]), True, span)
 
-    def successors(self, meta: Meta, children: list[Any]) -> ast.Navigate:
-        return ast.Navigate(children[0], str(children[2]), True, self._span(meta))
+    def predecessors(self, span: ast.Span, children: list[Any]) -> ast.Navigate:
+        return ast.Navigate(children[0], str(children[2]), False, span)
 
-    def predecessors(self, meta: Meta, children: list[Any]) -> ast.Navigate:
-        return ast.Navigate(children[0], str(children[2]), False, self._span(meta))
+    def string(self, span: ast.Span, children: list[Token]) -> ast.String:
+        return ast.String(_unquote(children[0]), span)
 
-    def string(self, meta: Meta, children: list[Token]) -> ast.String:
-        return ast.String(_unquote(children[0]), self._span(meta))
+    def true(self, span: ast.Span, children: list[Any]) -> ast.Bool:
+        return ast.Bool(True, span)
 
-    def true(self, meta: Meta, children: list[Any]) -> ast.Bool:
-        return ast.Bool(True, self._span(meta))
+    def false(self, span: ast.Span, children: list[Any]) -> ast.Bool:
+        return ast.Bool(False, span)
 
-    def false(self, meta: Meta, children: list[Any]) -> ast.Bool:
-        return ast.Bool(False, self._span(meta))
+    def null(self, span: ast.Span, children: list[Any]) -> ast.Null:
+        return ast.Null(span)
 
-    def null(self, meta: Meta, children: list[Any]) -> ast.Null:
-        return ast.Null(self._span(meta))
+    def name(self, span: ast.Span, children: list[Token]) -> ast.Name:
+        return ast.Name(str(children[0]), span)
 
-    def name(self, meta: Meta, children: list[Token]) -> ast.Name:
-        return ast.Name(str(children[0]), self._span(meta))
-
-    def call(self, meta: Meta, children: list[Any]) -> ast.Call:
+    def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
         func, *args = children
         kept = tuple(arg for arg in args if arg is not None)
-        return ast.Call(str(func), kept, self._span(meta))
+        return ast.Call(str(func), kept, span)
 
-    def quantifier(self, meta: Meta, children: list[Any]) -> ast.Quantifier:
+    def quantifier(self, span: ast.Span, children: list[Any]) -> ast.Quantifier:
         op, var, source, where, body = children
-        return ast.Quantifier(str(op), str(var), source, where, body, self._span(meta))
+        return ast.Quantifier(str(op), str(var), source, where, body, span)
 
-    def aggregate(self, meta: Meta, children: list[Any]) -> ast.Aggregate:
+    def aggregate(self, span: ast.Span, children: list[Any]) -> ast.Aggregate:
         op, element, var, source, where = children
-        return ast.Aggregate(str(op), element, str(var), source, where, self._span(meta))
+        return ast.Aggregate(str(op), element, str(var), source, where, span)
 
-    def count(self, meta: Meta, children: list[Any]) -> ast.Count:
+    def count(self, span: ast.Span, children: list[Any]) -> ast.Count:
         var, source, where = children
-        return ast.Count(str(var), source, where, self._span(meta))
+        return ast.Count(str(var), source, where, span)
 
-    def set_literal(self, meta: Meta, children: list[Any]) -> ast.SetLiteral:
-        return ast.SetLiteral(tuple(c for c in children if c is not None), self._span(meta))
+    def set_literal(self, span: ast.Span, children: list[Any]) -> ast.SetLiteral:
+        return ast.SetLiteral(tuple(c for c in children if c is not None), span)
 
-    def map_literal(self, meta: Meta, children: list[Any]) -> ast.MapLiteral:
-        return ast.MapLiteral(tuple(children), self._span(meta))
+    def map_literal(self, span: ast.Span, children: list[Any]) -> ast.MapLiteral:
+        return ast.MapLiteral(tuple(children), span)
 
-    def map_entry(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+    def map_entry(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
         return _unquote(children[0]), children[1]
 
-    def quantity(self, meta: Meta, children: list[Token | None]) -> ast.Number:
+    def quantity(self, span: ast.Span, children: list[Token | None]) -> ast.Number:
         number, unit = children
         assert number is not None
         text = str(number)
-        span = self._token_span(number)
         if not _NUMBER_RE.fullmatch(text):
             diagnostic = Diagnostic(
                 "SYNTAX_ERROR",
                 f"misplaced digit separator in `{text}`",
-                Location(self.path, span.line, span.column),
+                Location(self.path, number.line or 0, number.column or 0),
                 hint="`_` may only stand between two digits, as in `90_000`",
             )
             raise _NumberError(diagnostic)
         value = Fraction(text.replace("_", ""))
-        return ast.Number(value, str(unit) if unit is not None else None, text, self._span(meta))
+        return ast.Number(value, str(unit) if unit is not None else None, text, span)
+
+    def atom(self, span: ast.Span, children: list[Any]) -> Any:
+        return children[0]  # a parenthesised expression keeps its own span
+
+    def predicate(self, span: ast.Span, children: list[Any]) -> Any:
+        return children[0]
+
+
+def _left_assoc(path: str, children: list[Any]) -> Any:
+    """Fold `a op b op c` to the left; each Binary spans its own operands."""
+    result = children[0]
+    for index in range(1, len(children), 2):
+        op, right = str(children[index]), children[index + 1]
+        span = ast.Span(
+            path,
+            result.span.line,
+            result.span.column,
+            right.span.end_line,
+            right.span.end_column,
+        )
+        result = ast.Binary(op, result, right, span)
+    return result
