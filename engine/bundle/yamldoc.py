@@ -100,8 +100,8 @@ def _cerberus_errors(
                 yield (*path, key), str(entry)
 
 
-def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:
-    """Read, parse and validate a YAML document; every problem is located.
+def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
+    """Read and parse one strict YAML document: the data and its node tree (for positions).
 
     Raises:
         RulecheckError: exit 2 when the file cannot be read, exit 1 when it is malformed.
@@ -135,6 +135,25 @@ def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[s
         loader.dispose()
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
+    return data, root
+
+
+def yaml_positions(root: yaml.Node) -> dict[str, tuple[int, int]]:
+    """The 1-based (line, column) of every value of a YAML node tree, by JSON pointer."""
+    return {
+        _pointer(path): (node.start_mark.line + 1, node.start_mark.column + 1)
+        for path, node in _walk(root, ())
+    }
+
+
+def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:
+    """Read, parse and validate a YAML document; every problem is located.
+
+    Raises:
+        RulecheckError: exit 2 when the file cannot be read, exit 1 when it is malformed.
+    """
+    file = str(path)
+    data, root = read_yaml(path, code_prefix)
     if not isinstance(data, dict):
         diagnostic = Diagnostic(
             f"{code_prefix}_SCHEMA",

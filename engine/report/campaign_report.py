@@ -1,19 +1,25 @@
 """Reports of `rulecheck admit` and `rulecheck check`: text, markdown and canonical JSON.
 
-Exact values are shown exactly (`3/5`) and rounded for reading (`0.6000`); a gate on its
-threshold is judged exactly, never by the rounded figure. Automatic (structural) validation
+Values are shown as `engine.report.evaluation_report` shows them. Automatic (structural) validation
 and recorded human (semantic) decisions are reported in separate sections.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from engine.evaluate.campaign import CampaignResult
-from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
 from engine.evaluate.links import Violation
+from engine.report.evaluation_report import (
+    decision_json,
+    decision_text,
+    gate_text,
+    rule_json,
+    shown,
+    table_json,
+    table_text,
+)
 
 BANNER = "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
 _DOCUMENT_FILES = {
@@ -25,46 +31,6 @@ _DOCUMENT_FILES = {
     "adjudications": "adjudications.jsonl",
     "adjudication_manifest": "adjudication_manifest.yaml",
 }
-
-
-def exact(value: Any) -> Any:
-    """A JSON-safe exact form: fractions as `p/q` strings, booleans and text unchanged."""
-    if isinstance(value, CellError):
-        return {"error": value.message}
-    if isinstance(value, Fraction):
-        return (
-            str(value.numerator)
-            if value.denominator == 1
-            else f"{value.numerator}/{value.denominator}"
-        )
-    if isinstance(value, list | tuple | frozenset | set):
-        return [exact(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): exact(v) for k, v in value.items()}
-    return value
-
-
-def rounded(value: Any) -> str:
-    """A short human form: numbers to four decimals, booleans as yes/no."""
-    if isinstance(value, CellError):
-        return f"error: {value.message}"
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, Fraction | int):
-        number = Fraction(value)
-        if number.denominator == 1:
-            return str(number.numerator)
-        return f"{float(number):.4f}"
-    return str(value)
-
-
-def _shown(value: Any) -> str:
-    text = rounded(value)
-    if isinstance(value, Fraction) and value.denominator != 1:
-        return f"{text} ({exact(value)})"
-    return text
 
 
 def _where(result: CampaignResult, violation: Violation) -> dict[str, Any]:
@@ -90,46 +56,6 @@ def _violation_json(result: CampaignResult, violation: Violation) -> dict[str, A
         "rule_hash": violation.rule_hash,
         "ids": list(violation.ids),
         "location": _where(result, violation),
-    }
-
-
-def _observation_json(observation: Observation) -> dict[str, Any]:
-    data: dict[str, Any] = {"ids": list(observation.ids), "passed": observation.passed}
-    if observation.op is not None:
-        data.update(
-            observed=exact(observation.observed), bound=exact(observation.bound), op=observation.op
-        )
-        if isinstance(observation.observed, Fraction | int):
-            data["observed_rounded"] = rounded(observation.observed)
-    if observation.error:
-        data["error"] = observation.error
-    if observation.entry:
-        data["crossing_entry"] = list(observation.entry)
-    return data
-
-
-def _rule_json(rule: RuleResult) -> dict[str, Any]:
-    failing = [o for o in rule.observations if not o.passed]
-    return {
-        "name": rule.name,
-        "kind": rule.kind,
-        "hash": rule.hash,
-        "source": rule.note,
-        "passed": rule.passed,
-        "observations": [_observation_json(o) for o in rule.observations],
-        "decided_by": [list(o.ids) for o in failing],
-    }
-
-
-def _table_json(table: TableResult) -> dict[str, Any]:
-    return {
-        "name": table.name,
-        "hash": table.hash,
-        "source": table.note,
-        "columns": list(table.columns),
-        "rows": [
-            {"ids": list(ids), "values": [exact(v) for v in values]} for ids, values in table.rows
-        ],
     }
 
 
@@ -169,8 +95,8 @@ def campaign_json(result: CampaignResult, *, scorecards: bool) -> dict[str, Any]
         "admitted": result.admitted,
         "admission": {
             "violations": [_violation_json(result, v) for v in evaluation.violations],
-            "budgets": [_rule_json(b) for b in evaluation.budgets],
-            "gates": [_rule_json(g) for g in evaluation.gates if g.name in result.admission_gates],
+            "budgets": [rule_json(b) for b in evaluation.budgets],
+            "gates": [rule_json(g) for g in evaluation.gates if g.name in result.admission_gates],
         },
     }
     if result.synthetic:
@@ -178,19 +104,9 @@ def campaign_json(result: CampaignResult, *, scorecards: bool) -> dict[str, Any]
     if scorecards:
         data["automatic_validation"] = _structural(result)
         data["human_decisions"] = _human(result)
-        data["tables"] = [_table_json(t) for t in evaluation.tables]
-        data["gates"] = [_rule_json(g) for g in evaluation.gates]
-        data["decisions"] = [
-            {
-                "name": d.name,
-                "hash": d.hash,
-                "source": d.note,
-                "verdict": d.verdict,
-                "row": d.row,
-                "gate_outcomes": d.outcomes,
-            }
-            for d in evaluation.decisions
-        ]
+        data["tables"] = [table_json(t) for t in evaluation.tables]
+        data["gates"] = [rule_json(g) for g in evaluation.gates]
+        data["decisions"] = [decision_json(d) for d in evaluation.decisions]
         data["verdict"] = result.verdict
     return data
 
@@ -214,8 +130,8 @@ def _failed_prerequisites(result: CampaignResult) -> list[str]:
             if not observation.passed:
                 crossing = f" at entry {', '.join(observation.entry)}" if observation.entry else ""
                 detail = observation.error or (
-                    f"running total {_shown(observation.observed)} {observation.op} "
-                    f"{_shown(observation.bound)} fails{crossing}"
+                    f"running total {shown(observation.observed)} {observation.op} "
+                    f"{shown(observation.bound)} fails{crossing}"
                 )
                 lines.append(
                     f"  BUDGET_EXCEEDED: {budget.name} {', '.join(observation.ids)}: {detail}\n"
@@ -244,41 +160,6 @@ def admission_text(result: CampaignResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _table_text(table: TableResult, markdown: bool) -> list[str]:
-    header = ["ids", *table.columns]
-    rows = [[", ".join(ids) or "-", *(_shown(v) for v in values)] for ids, values in table.rows]
-    if markdown:
-        out = [f"### {table.name}", "", f"_{table.note}_ (rule hash `{table.hash[:12]}`)", ""]
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|" + "---|" * len(header))
-        out += ["| " + " | ".join(row) + " |" for row in rows]
-        return [*out, ""]
-    out = [f"{table.name}  ({table.note})"]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        out.append("  " + "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)))
-    return [*out, ""]
-
-
-def _gate_text(gate: RuleResult) -> list[str]:
-    status = "PASS" if gate.passed else "FAIL"
-    lines = [f"  {status} {gate.name} [{gate.hash[:12]}] {gate.note or ''}"]
-    shown = [o for o in gate.observations if not o.passed] or gate.observations[:1]
-    for observation in shown[:8]:
-        ids = ", ".join(observation.ids)
-        if observation.error:
-            lines.append(f"      {ids}: error: {observation.error}")
-        elif observation.op is not None:
-            verdict = "holds" if observation.passed else "fails"
-            lines.append(
-                f"      {ids or 'campaign'}: observed {_shown(observation.observed)} "
-                f"{observation.op} {_shown(observation.bound)}: {verdict}"
-            )
-    if len(shown) > 8:
-        lines.append(f"      ... and {len(shown) - 8} more")
-    return lines
-
-
 def check_text(result: CampaignResult, *, markdown: bool = False) -> str:
     """The full `check` report: admission, runs, summaries, gates and the verdict."""
     lines = [admission_text(result).rstrip("\n"), ""]
@@ -300,18 +181,13 @@ def check_text(result: CampaignResult, *, markdown: bool = False) -> str:
         "",
     ]
     for table in result.evaluation.tables:
-        lines += _table_text(table, markdown)
+        lines += table_text(table, markdown)
     lines.append("GATES")
     for gate in result.evaluation.gates:
-        lines += _gate_text(gate)
+        lines += gate_text(gate, "campaign")
     lines.append("")
     for decision in result.evaluation.decisions:
-        outcomes = ", ".join(
-            f"{k}={'pass' if v else 'fail'}" for k, v in sorted(decision.outcomes.items())
-        )
-        head = f"DECISION {decision.name} [{decision.hash[:12]}] row {decision.row}"
-        lines.append(f"{head}: {decision.verdict}")
-        lines.append(f"  {outcomes}")
+        lines += decision_text(decision)
     if result.synthetic:
         lines += ["", BANNER]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,157 @@
+"""The parts of every evaluation report: exact and rounded values, rule outcomes with their
+observations, report tables and decisions, as canonical JSON data, text and markdown.
+
+Exact values are shown exactly (`3/5`) and rounded for reading (`0.6000`); a gate on its
+threshold is judged exactly, never by the rounded figure.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
+from engine.evaluate.program import DecisionResult
+
+
+def exact(value: Any) -> Any:
+    """A JSON-safe exact form: fractions as `p/q` strings, booleans and text unchanged."""
+    if isinstance(value, CellError):
+        return {"error": value.message}
+    if isinstance(value, Fraction):
+        return (
+            str(value.numerator)
+            if value.denominator == 1
+            else f"{value.numerator}/{value.denominator}"
+        )
+    if isinstance(value, list | tuple | frozenset | set):
+        return [exact(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): exact(v) for k, v in value.items()}
+    return value
+
+
+def rounded(value: Any) -> str:
+    """A short human form: numbers to four decimals, booleans as yes/no."""
+    if isinstance(value, CellError):
+        return f"error: {value.message}"
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Fraction | int):
+        number = Fraction(value)
+        if number.denominator == 1:
+            return str(number.numerator)
+        return f"{float(number):.4f}"
+    return str(value)
+
+
+def shown(value: Any) -> str:
+    """The rounded form, followed by the exact fraction when rounding lost something."""
+    text = rounded(value)
+    if isinstance(value, Fraction) and value.denominator != 1:
+        return f"{text} ({exact(value)})"
+    return text
+
+
+def observation_json(observation: Observation) -> dict[str, Any]:
+    """One binding of a gate or budget: its ids, outcome, observed value and bound."""
+    data: dict[str, Any] = {"ids": list(observation.ids), "passed": observation.passed}
+    if observation.op is not None:
+        data.update(
+            observed=exact(observation.observed), bound=exact(observation.bound), op=observation.op
+        )
+        if isinstance(observation.observed, Fraction | int):
+            data["observed_rounded"] = rounded(observation.observed)
+    if observation.error:
+        data["error"] = observation.error
+    if observation.entry:
+        data["crossing_entry"] = list(observation.entry)
+    return data
+
+
+def rule_json(rule: RuleResult) -> dict[str, Any]:
+    """A gate or budget: its hash, source note, outcome, observations and the failing ones."""
+    failing = [o for o in rule.observations if not o.passed]
+    return {
+        "name": rule.name,
+        "kind": rule.kind,
+        "hash": rule.hash,
+        "source": rule.note,
+        "passed": rule.passed,
+        "observations": [observation_json(o) for o in rule.observations],
+        "decided_by": [list(o.ids) for o in failing],
+    }
+
+
+def table_json(table: TableResult) -> dict[str, Any]:
+    """A report table: its columns and its rows of exact values."""
+    return {
+        "name": table.name,
+        "hash": table.hash,
+        "source": table.note,
+        "columns": list(table.columns),
+        "rows": [
+            {"ids": list(ids), "values": [exact(v) for v in values]} for ids, values in table.rows
+        ],
+    }
+
+
+def table_text(table: TableResult, markdown: bool) -> list[str]:
+    """A report table as aligned text, or as a markdown table."""
+    header = ["ids", *table.columns]
+    rows = [[", ".join(ids) or "-", *(shown(v) for v in values)] for ids, values in table.rows]
+    if markdown:
+        out = [f"### {table.name}", "", f"_{table.note}_ (rule hash `{table.hash[:12]}`)", ""]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+        return [*out, ""]
+    out = [f"{table.name}  ({table.note})"]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        out.append("  " + "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)))
+    return [*out, ""]
+
+
+def gate_text(gate: RuleResult, whole: str) -> list[str]:
+    """A gate's outcome and its failing observations (or the first), for reading; an
+    observation that binds nothing is labelled `whole`."""
+    status = "PASS" if gate.passed else "FAIL"
+    lines = [f"  {status} {gate.name} [{gate.hash[:12]}] {gate.note or ''}"]
+    listed = [o for o in gate.observations if not o.passed] or gate.observations[:1]
+    for observation in listed[:8]:
+        ids = ", ".join(observation.ids)
+        if observation.error:
+            lines.append(f"      {ids}: error: {observation.error}")
+        elif observation.op is not None:
+            verdict = "holds" if observation.passed else "fails"
+            lines.append(
+                f"      {ids or whole}: observed {shown(observation.observed)} "
+                f"{observation.op} {shown(observation.bound)}: {verdict}"
+            )
+    if len(listed) > 8:
+        lines.append(f"      ... and {len(listed) - 8} more")
+    return lines
+
+
+def decision_json(decision: DecisionResult) -> dict[str, Any]:
+    """A decision policy's verdict, the row that gave it and the gate outcomes it read."""
+    return {
+        "name": decision.name,
+        "hash": decision.hash,
+        "source": decision.note,
+        "verdict": decision.verdict,
+        "row": decision.row,
+        "gate_outcomes": decision.outcomes,
+    }
+
+
+def decision_text(decision: DecisionResult) -> list[str]:
+    """A decision policy's verdict and the gate outcomes it read, for reading."""
+    outcomes = ", ".join(
+        f"{k}={'pass' if v else 'fail'}" for k, v in sorted(decision.outcomes.items())
+    )
+    head = f"DECISION {decision.name} [{decision.hash[:12]}] row {decision.row}"
+    return [f"{head}: {decision.verdict}", f"  {outcomes}"]
