@@ -384,6 +384,49 @@ def check(
 
 
 @main.command()
+@click.argument("graph")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="A document the graph reads, as a .json, .jsonl, .yaml or .yml file (repeat).",
+)
+@rules_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@command
+def evaluate(
+    graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str
+) -> int:
+    """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
+
+    GRAPH is a graph the rules' kinds belong to (`kind claim of GRAPH records NAME ...`);
+    give each document NAME it reads with `--input NAME=FILE`.
+    """
+    from engine.bundle.documents import load_documents, parse_input_option
+    from engine.evaluate.inputs import check_inputs, evaluate_documents
+    from engine.evaluate.program import compile_program
+    from engine.report.graph_report import graph_json, graph_text
+    from engine.ruleset import load_ruleset
+
+    named = [parse_input_option(text) for text in inputs]
+    program = compile_program(load_ruleset(_default_paths(rules)))
+    check_inputs(program, graph, [name for name, _ in named])
+    result = evaluate_documents(program, graph, load_documents(named))
+    if output_format == "json":
+        click.echo(to_json(graph_json(result)), nl=False)
+    else:
+        click.echo(graph_text(result, markdown=output_format == "markdown"), nl=False)
+    return int(ExitCode.OK if result.passed else ExitCode.REFUSED)
+
+
+@main.command()
 @click.argument("seed")
 @click.argument("task_ids", nargs=-1, required=True)
 @format_option

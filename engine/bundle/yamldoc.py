@@ -106,11 +106,17 @@ def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
     Raises:
         RulecheckError: exit 2 when the file cannot be read, exit 1 when it is malformed.
     """
-    file = str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
     except OSError as error:
-        raise unreadable(file, error.strerror or type(error).__name__) from None
+        raise unreadable(str(path), error.strerror or type(error).__name__) from None
+    return parse_yaml(raw, str(path), code_prefix)
+
+
+def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]:
+    """Parse the bytes of one strict YAML document (see `read_yaml`); exit 1 when malformed."""
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         diagnostic = Diagnostic(
             f"{code_prefix}_INVALID_UTF8", f"not valid utf-8 at byte {error.start}", Location(file)

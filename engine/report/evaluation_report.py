@@ -15,15 +15,15 @@ from engine.evaluate.program import DecisionResult
 
 
 def exact(value: Any) -> Any:
-    """A JSON-safe exact form: fractions as `p/q` strings, booleans and text unchanged."""
+    """A JSON-safe exact form: a whole number as a JSON integer however it was computed
+    (`10`, `10.0` and `2.5 * 4` all give `10`), any other rational as a `p/q` string;
+    booleans and text unchanged."""
     if isinstance(value, CellError):
         return {"error": value.message}
     if isinstance(value, Fraction):
-        return (
-            str(value.numerator)
-            if value.denominator == 1
-            else f"{value.numerator}/{value.denominator}"
-        )
+        if value.denominator == 1:
+            return value.numerator
+        return f"{value.numerator}/{value.denominator}"
     if isinstance(value, list | tuple | frozenset | set):
         return [exact(v) for v in value]
     if isinstance(value, dict):
@@ -103,15 +103,17 @@ def table_text(table: TableResult, markdown: bool) -> list[str]:
     header = ["ids", *table.columns]
     rows = [[", ".join(ids) or "-", *(shown(v) for v in values)] for ids, values in table.rows]
     if markdown:
-        out = [f"### {table.name}", "", f"_{table.note}_ (rule hash `{table.hash[:12]}`)", ""]
+        note = f"_{table.note}_ " if table.note else ""
+        out = [f"### {table.name}", "", f"{note}(rule hash `{table.hash[:12]}`)", ""]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
         out += ["| " + " | ".join(row) + " |" for row in rows]
         return [*out, ""]
-    out = [f"{table.name}  ({table.note})"]
+    out = [f"{table.name}  ({table.note})" if table.note else table.name]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        out.append("  " + "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)))
+        cells = "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row))
+        out.append(f"  {cells}".rstrip())
     return [*out, ""]
 
 
@@ -119,7 +121,7 @@ def gate_text(gate: RuleResult, whole: str) -> list[str]:
     """A gate's outcome and its failing observations (or the first), for reading; an
     observation that binds nothing is labelled `whole`."""
     status = "PASS" if gate.passed else "FAIL"
-    lines = [f"  {status} {gate.name} [{gate.hash[:12]}] {gate.note or ''}"]
+    lines = [f"  {status} {gate.name} [{gate.hash[:12]}] {gate.note or ''}".rstrip()]
     listed = [o for o in gate.observations if not o.passed] or gate.observations[:1]
     for observation in listed[:8]:
         ids = ", ".join(observation.ids)

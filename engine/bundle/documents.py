@@ -1,0 +1,149 @@
+"""Named input documents for `rulecheck evaluate`: strict JSON, JSON Lines or YAML files.
+
+The rules say which documents a graph reads (`kind claim of answer records answer "/claims"`);
+the user names a file for each (`--input answer=run1.json`). Nothing here knows any
+protocol: a document is parsed strictly, kept as data, and can say where a JSON pointer
+into it was written, so a finding about `/claims/3` is reported at its line and column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.bundle.strictjson import loads_strict, locate
+from engine.bundle.yamldoc import parse_yaml, yaml_positions
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+
+FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One parsed input file.
+
+    `value` is what the rules read: the parsed JSON or YAML value, or for JSON Lines the
+    list of records (blank lines skipped). `raw` is the bytes it was parsed from; the other
+    fields only serve `position`.
+    """
+
+    name: str
+    file: str
+    format: str
+    value: Any
+    raw: bytes
+    record_lines: tuple[int, ...] = ()
+    yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of the bytes the document was parsed from."""
+        return hashlib.sha256(self.raw).hexdigest()
+
+    def position(self, pointer: str) -> tuple[int | None, int | None]:
+        """The line and column where the value at `pointer` was written, when known."""
+        if self.format == "yaml":
+            while pointer not in self.yaml_positions and pointer:
+                pointer = pointer.rsplit("/", 1)[0]  # a missing key: point at its parent
+            return self.yaml_positions.get(pointer, (None, None))
+        if self.format == "jsonl":
+            head, slash, rest = pointer.lstrip("/").partition("/")
+            if not head.isdigit() or int(head) >= len(self.record_lines):
+                return None, None
+            line = self.record_lines[int(head)]
+            found = locate(self.raw.split(b"\n")[line - 1], slash + rest)
+            return line, found[1] if found is not None else None
+        found = locate(self.raw, pointer)
+        return found if found is not None else (None, None)
+
+
+def parse_input_option(text: str) -> tuple[str, Path]:
+    """`NAME=FILE` from the command line.
+
+    Raises:
+        RulecheckError: exit 2 when `text` has no `=` or an empty name or file.
+    """
+    name, equals, file = text.partition("=")
+    if not equals or not name or not file:
+        raise RulecheckError(
+            [
+                Diagnostic(
+                    "USAGE_INPUT",
+                    f"`{text}` is not NAME=FILE",
+                    hint="name each input document, as in `--input answer=run1.json`",
+                )
+            ],
+            ExitCode.USAGE,
+        )
+    return name, Path(file)
+
+
+def load_documents(named: Iterable[tuple[str, Path]]) -> dict[str, Document]:
+    """Parse every named file; malformed ones are all reported together.
+
+    Raises:
+        RulecheckError: exit 2 for a file that cannot be read, a name given twice or a file
+            whose suffix is none of .json, .jsonl, .yaml, .yml; exit 1 for malformed content.
+    """
+    documents: dict[str, Document] = {}
+    problems: list[Diagnostic] = []
+    for name, path in named:
+        if name in documents:
+            raise _usage("USAGE_INPUT", f"input `{name}` is given twice", str(path))
+        kind = FORMATS.get(path.suffix.lower())
+        if kind is None:
+            raise _usage(
+                "USAGE_INPUT",
+                f"`{path}` is not a .json, .jsonl, .yaml or .yml file",
+                str(path),
+            )
+        try:
+            documents[name] = _load(name, path, kind)
+        except RulecheckError as error:
+            if error.exit_code == ExitCode.USAGE:
+                raise
+            problems += error.diagnostics
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return documents
+
+
+def _usage(code: str, message: str, file: str) -> RulecheckError:
+    return RulecheckError([Diagnostic(code, message, Location(file))], ExitCode.USAGE)
+
+
+def _load(name: str, path: Path, kind: str) -> Document:
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise unreadable(file, error.strerror or type(error).__name__) from None
+    if kind == "yaml":
+        value, root = parse_yaml(raw, file, "INPUT")
+        return Document(name, file, kind, value, raw, yaml_positions=yaml_positions(root))
+    if kind == "json":
+        return Document(name, file, kind, loads_strict(raw, file), raw)
+    records: list[Any] = []
+    lines: list[int] = []
+    problems: list[Diagnostic] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(loads_strict(line, file))
+            lines.append(number)
+        except RulecheckError as error:
+            problems += [
+                Diagnostic(
+                    d.code,
+                    d.message,
+                    Location(file, number, d.location.column if d.location else None),
+                )
+                for d in error.diagnostics
+            ]
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return Document(name, file, kind, records, raw, record_lines=tuple(lines))

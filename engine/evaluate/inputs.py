@@ -1,0 +1,71 @@
+"""Evaluate the rules of one graph over documents the user names: `rulecheck evaluate`.
+
+The general form of what `answer` and `check` do for their protocols: the kinds of graph
+GRAPH say which documents it reads; each is a file given on the command line; every link
+rule, budget, gate, table and decision of the graph runs over the graph built from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from engine.bundle.documents import Document
+from engine.check.symbols import did_you_mean
+from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.evaluate.compile import Context
+from engine.evaluate.program import Evaluation, Program
+from engine.graph.build import build_graph
+
+
+@dataclass(frozen=True, slots=True)
+class GraphResult:
+    """What the rules of one graph concluded about the documents given."""
+
+    graph: str
+    documents: dict[str, Document]
+    evaluation: Evaluation
+    ruleset_hash: str
+
+    @property
+    def passed(self) -> bool:
+        """No link rule violated, and every budget and gate holds."""
+        rules = (*self.evaluation.budgets, *self.evaluation.gates)
+        return not self.evaluation.violations and all(rule.passed for rule in rules)
+
+
+def declared_graphs(program: Program) -> frozenset[str]:
+    """The graphs the kinds of the ruleset declare (`kind NAME of GRAPH`)."""
+    kinds = program.ruleset.checked.symbols.kinds.values()
+    return frozenset(kind.graph.text for kind in kinds)
+
+
+def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:
+    """Refuse (exit 2) an unknown graph, and input names the graph does not read or lacks."""
+    graphs = declared_graphs(program)
+    if graph not in graphs:
+        hint = did_you_mean(graph, graphs) or f"the rules declare: {', '.join(sorted(graphs))}"
+        raise _usage(f"no kind of the rules belongs to graph `{graph}`", hint)
+    reads = program.graph(graph).documents
+    listed = ", ".join(f"`{name}`" for name in sorted(reads))
+    for name in sorted(set(names) - reads):
+        hint = did_you_mean(name, reads) or f"graph `{graph}` reads {listed}"
+        raise _usage(f"graph `{graph}` reads no document `{name}`", hint)
+    missing = sorted(reads - set(names))
+    if missing:
+        raise _usage(
+            f"graph `{graph}` also reads {', '.join(f'`{m}`' for m in missing)}",
+            "give each with `--input NAME=FILE`",
+        )
+
+
+def evaluate_documents(program: Program, graph: str, documents: dict[str, Document]) -> GraphResult:
+    """Build graph `graph` from the documents and run every rule of it."""
+    check_inputs(program, graph, documents.keys())
+    built = build_graph(program.graph(graph), {n: d.value for n, d in documents.items()})
+    evaluation = program.evaluate(graph, Context(built), frozenset(documents))
+    return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash)
+
+
+def _usage(message: str, hint: str | None) -> RulecheckError:
+    return RulecheckError([Diagnostic("USAGE_GRAPH", message, hint=hint)], ExitCode.USAGE)

@@ -1,0 +1,259 @@
+"""`rulecheck evaluate GRAPH --input NAME=FILE ...`: any graph of the rules over named files.
+
+Every case runs the CLI on a copy of `tests/data/evaluate/` (a small protocol: a YAML
+catalogue, JSON Lines orders and a JSON policy, read as graph `shop`) with one edit.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import main
+from engine.evaluate.links import EVALUATION_ERROR
+from engine.report.output import to_json
+
+DATA = Path(__file__).parent / "data" / "evaluate"
+RULES = DATA / "shop.rules"
+FILES = {"catalogue": "catalogue.yaml", "orders": "orders.jsonl", "policy": "policy.json"}
+
+
+class Run:
+    """One CLI invocation, with its JSON report parsed when it printed one."""
+
+    def __init__(self, args: list[str]) -> None:
+        result = CliRunner().invoke(main, args)
+        self.exit_code = result.exit_code
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "Traceback" not in self.stdout + self.stderr
+        try:
+            self.data: Any = json.loads(self.stdout)
+        except ValueError:
+            self.data = None
+
+    def codes(self) -> list[str]:
+        return [v["code"] for v in self.data["violations"]]
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    for name in FILES.values():
+        shutil.copy(DATA / name, tmp_path / name)
+    return tmp_path
+
+
+def evaluate(folder: Path, *extra: str, files: dict[str, str] | None = None) -> Run:
+    inputs = [f"--input={name}={folder / file}" for name, file in (files or FILES).items()]
+    return Run(["evaluate", "shop", "--rules", str(RULES), *inputs, *extra])
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+# ---- a passing and a failing case of every rule ---------------------------------------------
+
+
+def test_valid_inputs_pass(shop: Path) -> None:
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 0, run.stdout
+    assert run.data["passed"] is True
+    assert run.data["violations"] == []
+    assert [g["passed"] for g in run.data["gates"]] == [True, True]
+    assert run.data["decisions"][0]["verdict"] == "APPROVE"
+    rows = run.data["tables"][0]["rows"]
+    assert rows == [  # whole numbers are JSON integers however computed (2.50 * 2)
+        {"ids": ["o1"], "values": [2, 5]},
+        {"ids": ["o2"], "values": [1, 10]},
+    ]
+
+
+def test_unknown_item_is_located_in_the_json_lines_file(shop: Path) -> None:
+    edit(shop / "orders.jsonl", '"sku": "B2"', '"sku": "Z9"')
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert run.codes() == ["ORDER_UNKNOWN_ITEM"]
+    violation = run.data["violations"][0]
+    assert violation["ids"] == ["o2"]
+    assert violation["rule"] == "orders_name_catalogued_items"
+    assert len(violation["rule_hash"]) == 64
+    assert violation["location"] == {
+        "document": "orders",
+        "file": str(shop / "orders.jsonl"),
+        "pointer": "/1",
+        "line": 2,
+        "column": 1,
+    }
+
+
+def test_a_bad_price_is_located_in_the_yaml_file(shop: Path) -> None:
+    edit(shop / "catalogue.yaml", "price: 10", "price: 0")
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert run.codes() == ["ITEM_PRICE"]
+    location = run.data["violations"][0]["location"]
+    assert (location["pointer"], location["line"], location["column"]) == ("/items/1", 4, 5)
+
+
+def test_a_bad_quantity_fails_its_link_rule(shop: Path) -> None:
+    edit(shop / "orders.jsonl", '"quantity": 1}', '"quantity": 0}')
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert run.codes() == ["ORDER_QUANTITY"]
+
+
+def test_a_missing_quantity_is_an_evaluation_error_not_a_pass(shop: Path) -> None:
+    edit(shop / "orders.jsonl", ', "quantity": 1}', "}")
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert "ORDER_QUANTITY" not in run.codes()
+    assert run.codes() and all(code == EVALUATION_ERROR for code in run.codes())
+
+
+def test_spending_over_the_policy_fails_the_gate_and_changes_the_decision(shop: Path) -> None:
+    edit(shop / "policy.json", '"max_total": 20', '"max_total": 14.99')
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert run.data["violations"] == []
+    gates = {g["name"]: g for g in run.data["gates"]}
+    assert gates["spending_within_policy"]["passed"] is False
+    observation = gates["spending_within_policy"]["observations"][0]
+    assert (observation["observed"], observation["bound"]) == (15, "1499/100")
+    assert run.data["decisions"][0]["verdict"] == "REVIEW"
+
+
+def test_a_ceiling_exactly_met_holds(shop: Path) -> None:
+    edit(shop / "policy.json", '"max_total": 20', '"max_total": 15.00')
+    assert evaluate(shop).exit_code == 0
+
+
+def test_too_many_orders_fails_the_count_gate(shop: Path) -> None:
+    edit(shop / "policy.json", '"max_orders": 3', '"max_orders": 1')
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert {g["name"]: g["passed"] for g in run.data["gates"]} == {
+        "spending_within_policy": True,
+        "order_count_within_policy": False,
+    }
+
+
+# ---- reports ------------------------------------------------------------------------------
+
+
+def test_json_report_is_byte_stable_and_lists_input_hashes(shop: Path) -> None:
+    first = evaluate(shop, "--format", "json")
+    second = evaluate(shop, "--format", "json")
+    assert first.stdout == second.stdout
+    assert first.stdout == to_json(first.data)  # canonical: sorted keys, one layout
+    inputs = first.data["inputs"]
+    assert sorted(inputs) == ["catalogue", "orders", "policy"]
+    assert inputs["orders"]["format"] == "jsonl"
+    assert all(len(item["sha256"]) == 64 for item in inputs.values())
+
+
+def test_text_report_names_the_finding_its_rule_and_place(shop: Path) -> None:
+    edit(shop / "orders.jsonl", '"sku": "B2"', '"sku": "Z9"')
+    run = evaluate(shop)
+    assert run.exit_code == 1
+    assert "FAILED: 1 violation(s), 0 failed budget(s) or gate(s)" in run.stdout
+    assert "ORDER_UNKNOWN_ITEM: an order names an item that is not in the catalogue [o2]" in (
+        run.stdout
+    )
+    assert f"at {shop / 'orders.jsonl'}:2:1 (/1); rule orders_name_catalogued_items" in run.stdout
+
+
+def test_markdown_report_has_markdown_tables(shop: Path) -> None:
+    run = evaluate(shop, "--format", "markdown")
+    assert run.exit_code == 0
+    assert "### orders_placed" in run.stdout
+    assert "| ids | quantity | total |" in run.stdout
+
+
+def test_inputs_are_never_modified(shop: Path) -> None:
+    before = {name: (shop / name).read_bytes() for name in FILES.values()}
+    evaluate(shop, "--format", "json")
+    assert {name: (shop / name).read_bytes() for name in FILES.values()} == before
+
+
+# ---- malformed inputs: exit 1, every problem located -----------------------------------------
+
+
+def test_malformed_files_are_all_reported_with_their_lines(shop: Path) -> None:
+    (shop / "orders.jsonl").write_text('{"id": "o1", "sku": "A1", "quantity": 2}\n{"id": \n')
+    (shop / "catalogue.yaml").write_text("items:\n  - sku: A1\n    sku: A2\n    price: 1\n")
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    found = {
+        (d["code"], d["location"]["file"], d["location"].get("line"))
+        for d in run.data["diagnostics"]
+    }
+    assert ("JSON_SYNTAX", str(shop / "orders.jsonl"), 2) in found
+    assert ("YAML_DUPLICATE_KEY", str(shop / "catalogue.yaml"), 3) in found
+
+
+def test_duplicate_json_key_is_refused(shop: Path) -> None:
+    (shop / "policy.json").write_text('{"max_total": 20, "max_total": 30, "max_orders": 3}')
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    assert [d["code"] for d in run.data["diagnostics"]] == ["JSON_DUPLICATE_KEY"]
+
+
+# ---- usage errors: exit 2 ----------------------------------------------------------------------
+
+
+def test_unknown_graph_suggests_the_declared_one(shop: Path) -> None:
+    run = Run(["evaluate", "shp", "--rules", str(RULES), "--format", "json"])
+    assert run.exit_code == 2
+    diagnostic = run.data["diagnostics"][0]
+    assert diagnostic["code"] == "USAGE_GRAPH"
+    assert diagnostic["hint"] == "did you mean `shop`?"
+
+
+def test_an_input_the_graph_does_not_read_is_refused(shop: Path) -> None:
+    files = {**FILES, "polcy": "policy.json"}
+    run = evaluate(shop, "--format", "json", files=files)
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["message"] == "graph `shop` reads no document `polcy`"
+    assert run.data["diagnostics"][0]["hint"] == "did you mean `policy`?"
+
+
+def test_a_missing_input_is_refused_never_taken_as_empty(shop: Path) -> None:
+    files = {"catalogue": "catalogue.yaml", "orders": "orders.jsonl"}
+    run = evaluate(shop, "--format", "json", files=files)
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["message"] == "graph `shop` also reads `policy`"
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ("--input=policy", "`policy` is not NAME=FILE"),
+        ("--input==policy.json", "`=policy.json` is not NAME=FILE"),
+        ("--input=policy={folder}/policy.txt", "is not a .json, .jsonl, .yaml or .yml file"),
+        ("--input=orders={folder}/orders.jsonl", "input `orders` is given twice"),
+    ],
+)
+def test_malformed_input_options(shop: Path, policy: str, message: str) -> None:
+    others = [f"--input={name}={shop / FILES[name]}" for name in ("catalogue", "orders")]
+    if "orders" in policy:
+        others.append(f"--input=policy={shop / FILES['policy']}")
+    option = policy.format(folder=shop)
+    run = Run(["evaluate", "shop", "--rules", str(RULES), *others, option, "--format", "json"])
+    assert run.exit_code == 2, run.stdout
+    assert message in run.data["diagnostics"][0]["message"]
+
+
+def test_an_unreadable_input_is_a_usage_error(shop: Path) -> None:
+    (shop / "policy.json").unlink()
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "FILE_UNREADABLE"
