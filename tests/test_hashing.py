@@ -328,7 +328,7 @@ def _with_notes(text: str, note: str) -> str:
             at = decl.span
             line, column = at.end_line, at.end_column
         else:
-            at = decl.graph.span if isinstance(decl, ast.KindDecl) else decl.name.span
+            at = decl.graphs[0].span if isinstance(decl, ast.KindDecl) else decl.name.span
             line, column = at.end_line, at.end_column
         edits.append((ast.Span("a.rules", line, column, line, column), f' source "{note}"'))
     return replace_spans(text, edits)

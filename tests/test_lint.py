@@ -38,6 +38,16 @@ class Case:
 
 CASES = (
     Case(
+        "graphs_disjoint",
+        "GRAPHS_DISJOINT",
+        "`claims_per_session` reads kinds that no graph holds together: `claim` (answer), "
+        "`session` (campaign)",
+        8,
+        6,
+        "a rule runs on a graph that holds every kind it reads; declare a shared kind `of` "
+        "both graphs",
+    ),
+    Case(
         "duplicate_name",
         "DUPLICATE_NAME",
         "`limit` is already declared as a const at {path}:2:7",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from engine.check.decisions import check_decision, gates_read
+from engine.check.graphs import rule_graphs
 from engine.check.symbols import SymbolTable, build_symbols, location
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
@@ -18,12 +19,16 @@ from engine.syntax import ast
 
 @dataclass(frozen=True, slots=True)
 class CheckedRuleset:
-    """Rule files with their symbol table, per-declaration facts and every diagnostic."""
+    """Rule files with their symbol table, per-declaration facts and every diagnostic.
+
+    `graphs` names, for each declaration, the graphs it runs on (see `check.graphs`).
+    """
 
     files: tuple[ast.RuleFile, ...]
     symbols: SymbolTable
     infos: Mapping[str, DeclInfo]
     diagnostics: tuple[Diagnostic, ...]
+    graphs: Mapping[str, frozenset[str]]
 
     @property
     def ok(self) -> bool:
@@ -59,9 +64,14 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
                 diagnostics += check_transitions(decl)
             infos.setdefault(decl.name.text, info)
     diagnostics += checker.diagnostics
-    diagnostics += _cycles(symbols, infos)
+    cycles = _cycles(symbols, infos)
+    diagnostics += cycles
+    graphs: dict[str, frozenset[str]] = {}
+    if not cycles:  # which graphs a rule runs on follows its dependencies
+        graphs, disjoint = rule_graphs(symbols, infos)
+        diagnostics += disjoint
     unique = list(dict.fromkeys(diagnostics))
-    return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)))
+    return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)), graphs)
 
 
 def _names_used(node: object) -> Iterator[str]:

@@ -37,7 +37,7 @@ class GraphResult:
 def declared_graphs(program: Program) -> frozenset[str]:
     """The graphs the kinds of the ruleset declare (`kind NAME of GRAPH`)."""
     kinds = program.ruleset.checked.symbols.kinds.values()
-    return frozenset(kind.graph.text for kind in kinds)
+    return frozenset(graph.text for kind in kinds for graph in kind.graphs)
 
 
 def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:

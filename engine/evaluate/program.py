@@ -7,6 +7,7 @@ rules as `passed(NAME)` (or a gate's bare name), and to decisions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -67,12 +68,12 @@ class Program:
     budgets: tuple[CompiledBudget, ...]
     decisions: tuple[ast.DecisionDecl, ...]
     tables: tuple[CompiledTable, ...]
-    graphs: dict[str, str]
+    graphs: Mapping[str, frozenset[str]]
     _specs: dict[str, GraphSpec] = field(default_factory=dict)
 
     def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
         """The link rules that read graph `graph`, in source order."""
-        return tuple(link for link in self.links if self.graphs[link.name] == graph)
+        return tuple(link for link in self.links if graph in self.graphs[link.name])
 
     def graph(self, name: str) -> GraphSpec:
         """The node kinds of graph `name` (computed once)."""
@@ -98,17 +99,17 @@ class Program:
         budgets = [
             self._record(run_budget(budget, ctx), ctx)
             for budget in self.budgets
-            if self.graphs[budget.decl.name.text] == graph
+            if graph in self.graphs[budget.decl.name.text]
         ]
         gates = [
             self._record(run_gate(gate, ctx), ctx)
             for gate in self.gates
-            if self.graphs[gate.decl.name.text] == graph
+            if graph in self.graphs[gate.decl.name.text]
         ]
         hashes = {d.name: d.hash for d in self.ruleset.hashed.declarations}
         decisions = []
         for decl in self.decisions:
-            if self.graphs[decl.name.text] == graph:
+            if graph in self.graphs[decl.name.text]:
                 row = decide(decl, ctx.gates)
                 read = _gates_read(decl)
                 decisions.append(
@@ -124,7 +125,7 @@ class Program:
         tables = tuple(
             run_table(table, ctx)
             for table in self.tables
-            if self.graphs[table.decl.name.text] == graph
+            if graph in self.graphs[table.decl.name.text]
         )
         return Evaluation(
             tuple(violations),
@@ -141,30 +142,11 @@ def _gates_read(decl: ast.DecisionDecl) -> list[str]:
     return sorted(set(names))
 
 
-def _rule_graphs(ruleset: Ruleset) -> dict[str, str]:
-    """The graph each rule reads: the graph of its kinds, or of the rules it depends on."""
-    checked = ruleset.checked
-    kinds = checked.symbols.kinds
-    dependencies = nx.DiGraph()
-    direct: dict[str, set[str]] = {}
-    for name, info in checked.infos.items():
-        direct[name] = {kinds[k].graph.text for k in info.kinds if k in kinds}
-        dependencies.add_node(name)
-        dependencies.add_edges_from((name, ref) for ref in info.references)
-    graphs: dict[str, str] = {}
-    for name in checked.infos:
-        found = set(direct[name])
-        for dependency in nx.descendants(dependencies, name):
-            found |= direct.get(dependency, set())
-        graphs[name] = min(found) if found else ""
-    return graphs
-
-
 def compile_program(ruleset: Ruleset) -> Program:
     """Compile every link rule, gate and budget of a checked, hashed ruleset."""
     compiler = Compiler(ruleset.checked)
     hashes = {d.name: d.hash for d in ruleset.hashed.declarations}
-    graphs = _rule_graphs(ruleset)
+    graphs = ruleset.checked.graphs
     links, gates, budgets, decisions, tables = [], [], [], [], []
     for decl in ruleset.checked.declarations():
         name = decl.name.text

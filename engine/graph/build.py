@@ -54,7 +54,7 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     """The spec of graph `graph` from the kind declarations of a checked ruleset."""
     kinds = []
     for decl in checked.symbols.kinds.values():
-        if decl.graph.text != graph:
+        if graph not in {g.text for g in decl.graphs}:
             continue
         scales = tuple(
             (attr.name.text, UNITS[attr.type.text].scale if attr.type.text in UNITS else _UNSCALED)

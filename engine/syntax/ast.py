@@ -283,10 +283,11 @@ class Records:
 
 @dataclass(frozen=True, slots=True)
 class KindDecl:
-    """A kind of graph node: its input records, key attribute, attributes and edges."""
+    """A kind of graph node: the graphs it belongs to, its input records, key attribute,
+    attributes and edges."""
 
     name: Ident
-    graph: Ident
+    graphs: tuple[Ident, ...]
     records: tuple[Records, ...]
     key: Ident | None
     attrs: tuple[AttrDecl, ...]

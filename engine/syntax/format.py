@@ -383,7 +383,8 @@ def _head(decl: ast.Declaration) -> tuple[str, ast.Span]:
         params = ", ".join(f"{param.name.text}: {param.type.text}" for param in decl.params)
         return f"metric {name}({params}) = {format_expr(decl.body)}", decl.body.span
     if isinstance(decl, ast.KindDecl):
-        return f"kind {name} of {decl.graph.text}", decl.graph.span
+        graphs = ", ".join(graph.text for graph in decl.graphs)
+        return f"kind {name} of {graphs}", decl.graphs[-1].span
     if isinstance(decl, ast.CodeDecl):
         return f"code {name} {_quote(decl.message)}", decl.name.span
     return f"{ast.declaration_kind(decl)} {name}", decl.name.span

@@ -346,7 +346,9 @@ class _Builder:
         return ast.Param(self._ident(children[0]), self._ident(children[1]), span)
 
     def kind_decl(self, span: ast.Span, children: list[Any]) -> ast.KindDecl:
-        name, graph, note, *members = children
+        name, *rest = children
+        graphs = tuple(self._ident(g) for g in rest if type(g) is Token)
+        note, *members = rest[len(graphs) :]
         records = tuple(m for m in members if isinstance(m, ast.Records))
         keys = [m for m in members if isinstance(m, ast.Ident)]
         attrs = tuple(m for m in members if isinstance(m, ast.AttrDecl))
@@ -354,7 +356,7 @@ class _Builder:
         key = keys[-1] if keys else None
         return ast.KindDecl(
             self._ident(name),
-            self._ident(graph),
+            graphs,
             records,
             key,
             attrs,

@@ -1,0 +1,62 @@
+"""Which graphs each rule runs on.
+
+A kind belongs to one or more graphs (`kind check of oracle, trials`). A declaration runs
+on every graph that holds all the kinds it reads, directly or through the metrics, gates
+and rules it uses; a declaration that reads no kind runs on none. One whose kinds share no
+graph could never run, which is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import networkx as nx
+
+from engine.check.symbols import SymbolTable, location
+from engine.check.types import DeclInfo
+from engine.errors import Diagnostic
+from engine.syntax import ast
+
+
+def rule_graphs(
+    symbols: SymbolTable, infos: Mapping[str, DeclInfo]
+) -> tuple[dict[str, frozenset[str]], list[Diagnostic]]:
+    """The graphs of every declaration, and a diagnostic for each that can run on none."""
+    kinds = symbols.kinds
+    dependencies = nx.DiGraph()
+    for name, info in infos.items():
+        dependencies.add_node(name)
+        dependencies.add_edges_from((name, ref) for ref in info.references if ref in infos)
+    graphs: dict[str, frozenset[str]] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, info in infos.items():
+        decl = symbols.declarations.get(name)
+        if isinstance(decl, ast.KindDecl):
+            graphs[name] = frozenset(graph.text for graph in decl.graphs)
+            continue
+        read = {kind for kind in info.kinds if kind in kinds}
+        for dependency in nx.descendants(dependencies, name):
+            read |= {kind for kind in infos[dependency].kinds if kind in kinds}
+        if not read:
+            graphs[name] = frozenset()
+            continue
+        shared = frozenset.intersection(
+            *(frozenset(graph.text for graph in kinds[kind].graphs) for kind in read)
+        )
+        graphs[name] = shared
+        if not shared and decl is not None:
+            listed = ", ".join(
+                f"`{kind}` ({', '.join(g.text for g in kinds[kind].graphs)})"
+                for kind in sorted(read)
+            )
+            diagnostics.append(
+                Diagnostic(
+                    "GRAPHS_DISJOINT",
+                    f"`{name}` reads kinds that no graph holds together: {listed}",
+                    location(decl.name.span),
+                    hint="a rule runs on a graph that holds every kind it reads; "
+                    "declare a shared kind `of` both graphs",
+                    rule=name,
+                )
+            )
+    return graphs, diagnostics
