@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.evaluate.compile import ELEMENT_MARK as _ELEMENT
-from engine.evaluate.compile import Compiled, Compiler, Context, Env, EvaluationError
+from engine.evaluate.compile import Compiled, Compiler, Context, Env
+from engine.evaluate.runtime import coll
 from engine.syntax import ast
 
 
@@ -64,9 +65,8 @@ def enumerate_bindings(
     items = first.source(ctx, env)
     if items is None and first.element_of is not None:
         items = ()  # an absent list attribute binds nothing
-    if not isinstance(items, list | tuple | set | frozenset):
-        raise EvaluationError(f"`for {first.var}` needs a set or list")
-    for index, item in enumerate(items):
+    # The same iteration as compiled rules: sets in a fixed order, maps by their keys.
+    for index, item in enumerate(coll(items, f"`for {first.var}`")):
         inner = {**env, first.var: item}
         if first.element_of is not None:
             inner[_ELEMENT + first.var] = (*first.element_of, index)
