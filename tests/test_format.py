@@ -176,6 +176,10 @@ A, B, C = _name("a"), _name("b"), _name("c")
             '{"k": true, "l": false}',
         ),
         (ast.BoolOp("and", (A,)), "a"),
+        (
+            ast.Conditional(A, ast.Conditional(B, C, A), ast.Conditional(C, A, B)),
+            "if a then (if b then c else a) else if c then a else b",
+        ),
     ],
 )
 def test_format_expr(expr: ast.Expr, text: str) -> None:

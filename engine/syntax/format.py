@@ -231,7 +231,10 @@ def _expr(expr: ast.Expr) -> tuple[str, int]:
     if isinstance(expr, ast.Binary):
         return _binary(expr)
     if isinstance(expr, ast.Conditional):
-        parts = (format_expr(expr.condition), format_expr(expr.then), format_expr(expr.otherwise))
+        then = format_expr(expr.then)
+        if isinstance(expr.then, ast.Conditional):  # `then if .. else ..` reads ambiguously
+            then = f"({then})"
+        parts = (format_expr(expr.condition), then, format_expr(expr.otherwise))
         return "if {} then {} else {}".format(*parts), _CONDITIONAL
     return _bool_op(expr)
 
