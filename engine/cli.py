@@ -28,6 +28,14 @@ format_option = click.option(
     show_default=True,
     help="Output format.",
 )
+report_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format (markdown for long reports).",
+)
 rules_option = click.option(
     "--rules",
     "rules",
@@ -355,13 +363,7 @@ def admit(bundle: Path, rules: tuple[Path, ...], jobs: int, output_format: str) 
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@report_format_option
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @jobs_option
 @command
@@ -393,13 +395,7 @@ def check(
     help="A document the graph reads, as a .json, .jsonl, .yaml or .yml file (repeat).",
 )
 @rules_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@report_format_option
 @command
 def evaluate(
     graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str

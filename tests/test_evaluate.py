@@ -132,6 +132,12 @@ def test_spending_over_the_policy_fails_the_gate_and_changes_the_decision(shop: 
     observation = gates["spending_within_policy"]["observations"][0]
     assert (observation["observed"], observation["bound"]) == (15, "1499/100")
     assert run.data["decisions"][0]["verdict"] == "REVIEW"
+    budget = run.data["budgets"][0]
+    assert budget["passed"] is False
+    assert budget["observations"][0]["crossing_entry"] == ["o2"]  # 5 + 10 crosses 14.99
+    text = evaluate(shop)
+    assert "FAIL spending_ledger" in text.stdout
+    assert "all: running total 15 <= 14.9900 (1499/100) fails at entry o2" in text.stdout
 
 
 def test_a_ceiling_exactly_met_holds(shop: Path) -> None:

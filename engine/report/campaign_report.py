@@ -12,13 +12,14 @@ from typing import Any
 from engine.evaluate.campaign import CampaignResult
 from engine.evaluate.links import Violation
 from engine.report.evaluation_report import (
+    budget_failure,
     decision_json,
     decision_text,
     gate_text,
     rule_json,
-    shown,
     table_json,
     table_text,
+    violation_json,
 )
 
 BANNER = "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
@@ -46,17 +47,6 @@ def _where(result: CampaignResult, violation: Violation) -> dict[str, Any]:
         if isinstance(records, list) and index.isdigit() and int(index) < len(records):
             where["line"] = records[int(index)].get("line")
     return where
-
-
-def _violation_json(result: CampaignResult, violation: Violation) -> dict[str, Any]:
-    return {
-        "code": violation.code,
-        "message": violation.message,
-        "rule": violation.rule,
-        "rule_hash": violation.rule_hash,
-        "ids": list(violation.ids),
-        "location": _where(result, violation),
-    }
 
 
 def _structural(result: CampaignResult) -> dict[str, Any]:
@@ -94,7 +84,7 @@ def campaign_json(result: CampaignResult, *, scorecards: bool) -> dict[str, Any]
         "ruleset_hash": result.ruleset_hash,
         "admitted": result.admitted,
         "admission": {
-            "violations": [_violation_json(result, v) for v in evaluation.violations],
+            "violations": [violation_json(v, _where(result, v)) for v in evaluation.violations],
             "budgets": [rule_json(b) for b in evaluation.budgets],
             "gates": [rule_json(g) for g in evaluation.gates if g.name in result.admission_gates],
         },
@@ -128,11 +118,7 @@ def _failed_prerequisites(result: CampaignResult) -> list[str]:
     for budget in result.evaluation.budgets:
         for observation in budget.observations:
             if not observation.passed:
-                crossing = f" at entry {', '.join(observation.entry)}" if observation.entry else ""
-                detail = observation.error or (
-                    f"running total {shown(observation.observed)} {observation.op} "
-                    f"{shown(observation.bound)} fails{crossing}"
-                )
+                detail = budget_failure(observation)
                 lines.append(
                     f"  BUDGET_EXCEEDED: {budget.name} {', '.join(observation.ids)}: {detail}\n"
                     f"    rule {budget.name} {budget.hash}"

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
+from engine.evaluate.links import Violation
 from engine.evaluate.program import DecisionResult
 
 
@@ -55,6 +56,18 @@ def shown(value: Any) -> str:
     return text
 
 
+def violation_json(violation: Violation, location: dict[str, Any]) -> dict[str, Any]:
+    """A link rule's finding: code, message, the rule and its hash, the ids, the location."""
+    return {
+        "code": violation.code,
+        "message": violation.message,
+        "rule": violation.rule,
+        "rule_hash": violation.rule_hash,
+        "ids": list(violation.ids),
+        "location": location,
+    }
+
+
 def observation_json(observation: Observation) -> dict[str, Any]:
     """One binding of a gate or budget: its ids, outcome, observed value and bound."""
     data: dict[str, Any] = {"ids": list(observation.ids), "passed": observation.passed}
@@ -83,6 +96,16 @@ def rule_json(rule: RuleResult) -> dict[str, Any]:
         "observations": [observation_json(o) for o in rule.observations],
         "decided_by": [list(o.ids) for o in failing],
     }
+
+
+def budget_failure(observation: Observation) -> str:
+    """Why a budget's binding failed: its error, or the running total that broke the ceiling
+    and the ledger entry that broke it."""
+    crossing = f" at entry {', '.join(observation.entry)}" if observation.entry else ""
+    return observation.error or (
+        f"running total {shown(observation.observed)} {observation.op} "
+        f"{shown(observation.bound)} fails{crossing}"
+    )
 
 
 def table_json(table: TableResult) -> dict[str, Any]:

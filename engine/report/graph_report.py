@@ -10,13 +10,14 @@ from engine.evaluate.gates import RuleResult
 from engine.evaluate.inputs import GraphResult
 from engine.evaluate.links import Violation
 from engine.report.evaluation_report import (
+    budget_failure,
     decision_json,
     decision_text,
     gate_text,
     rule_json,
-    shown,
     table_json,
     table_text,
+    violation_json,
 )
 
 
@@ -36,17 +37,6 @@ def _where(result: GraphResult, violation: Violation) -> dict[str, Any]:
     return where
 
 
-def _violation_json(result: GraphResult, violation: Violation) -> dict[str, Any]:
-    return {
-        "code": violation.code,
-        "message": violation.message,
-        "rule": violation.rule,
-        "rule_hash": violation.rule_hash,
-        "ids": list(violation.ids),
-        "location": _where(result, violation),
-    }
-
-
 def graph_json(result: GraphResult) -> dict[str, Any]:
     """The whole report as data (canonical when serialised with sorted keys)."""
     evaluation = result.evaluation
@@ -58,7 +48,7 @@ def graph_json(result: GraphResult) -> dict[str, Any]:
             name: {"file": document.file, "format": document.format, "sha256": document.sha256}
             for name, document in sorted(result.documents.items())
         },
-        "violations": [_violation_json(result, v) for v in evaluation.violations],
+        "violations": [violation_json(v, _where(result, v)) for v in evaluation.violations],
         "budgets": [rule_json(b) for b in evaluation.budgets],
         "gates": [rule_json(g) for g in evaluation.gates],
         "tables": [table_json(t) for t in evaluation.tables],
@@ -87,12 +77,8 @@ def _budget_text(budget: RuleResult) -> list[str]:
     lines = [f"  {'PASS' if budget.passed else 'FAIL'} {budget.name} [{budget.hash[:12]}]"]
     for observation in budget.observations:
         if not observation.passed:
-            crossing = f" at entry {', '.join(observation.entry)}" if observation.entry else ""
-            detail = observation.error or (
-                f"running total {shown(observation.observed)} {observation.op} "
-                f"{shown(observation.bound)} fails{crossing}"
-            )
-            lines.append(f"      {', '.join(observation.ids) or 'all'}: {detail}")
+            ids = ", ".join(observation.ids) or "all"
+            lines.append(f"      {ids}: {budget_failure(observation)}")
     return lines
 
 
