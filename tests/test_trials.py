@@ -1,0 +1,353 @@
+"""Seed 001's hidden oracle and trial classification, through `rulecheck evaluate`.
+
+`controls/trials/` (written by `tests/trials_builder.py`) is a synthetic trial set whose
+expected classifications, progress figures and per-arm rates were worked out by hand from
+seed 001's definitions (`EXPECTED_TRIALS`, `EXPECTED_ARMS`). Each coverage condition and
+each execution rule then gets a failing case: one edit of that set, refused for its own
+reason (its own reject code), while the unedited set passes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from trials_builder import CONTROLS, EXPECTED_ARMS, EXPECTED_TRIALS, bundle, write
+
+from engine.cli import main
+
+Documents = dict[str, Any]
+
+
+def run(graph: str, paths: dict[str, Path]) -> dict[str, Any]:
+    """`rulecheck evaluate GRAPH` on the given documents; the JSON report and exit code."""
+    inputs = [f"--input={name}={path}" for name, path in paths.items()]
+    result = CliRunner().invoke(main, ["evaluate", graph, *inputs, "--format", "json"])
+    assert "Traceback" not in result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    data["exit_code"] = result.exit_code
+    return data
+
+
+def shipped(*names: str) -> dict[str, Path]:
+    files = {"oracle": "oracle.yaml", "trials": "trials.jsonl", "results": "results.jsonl"}
+    return {name: CONTROLS / files[name] for name in names}
+
+
+def edited(tmp_path: Path, change: Callable[[Documents], None]) -> dict[str, Path]:
+    documents = bundle()
+    change(documents)
+    return write(tmp_path, documents)
+
+
+def codes(report: dict[str, Any]) -> set[str]:
+    return {violation["code"] for violation in report["violations"]}
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, str]:
+    return {decision["name"]: decision["verdict"] for decision in report["decisions"]}
+
+
+def table(report: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
+    found = next(t for t in report["tables"] if t["name"] == name)
+    return {
+        row["ids"][0]: dict(zip(found["columns"], row["values"], strict=True))
+        for row in found["rows"]
+    }
+
+
+def exact(value: Any) -> Fraction | None:
+    return None if value is None else Fraction(str(value))
+
+
+def test_shipped_controls_are_current(tmp_path: Path) -> None:
+    fresh = write(tmp_path, bundle())
+    for name, path in fresh.items():
+        assert path.read_bytes() == shipped(name)[name].read_bytes(), (
+            f"controls/trials/{path.name} is stale: run python tests/trials_builder.py"
+        )
+
+
+# ---- the valid set --------------------------------------------------------------------------
+
+
+def test_the_oracle_alone_lets_trials_start() -> None:
+    report = run("oracle", shipped("oracle"))
+    assert report["exit_code"] == 0
+    assert report["violations"] == []
+    assert verdicts(report) == {"trials_may_start": "TRIALS_MAY_START"}
+    assert report["tables"] == []  # nothing about trials before there are any
+
+
+def test_every_trial_is_classified_as_the_seed_says() -> None:
+    report = run("trials", shipped("oracle", "trials", "results"))
+    assert report["exit_code"] == 0, report["violations"]
+    assert verdicts(report)["trial_evidence"] == "COMPARABLE"
+    rows = table(report, "trial_outcomes")
+    assert sorted(rows) == sorted(EXPECTED_TRIALS)
+    for trial, (label, progress, weighted) in EXPECTED_TRIALS.items():
+        row = rows[trial]
+        assert row["classification"] == label, trial
+        assert exact(row["verified_progress"]) == progress, trial
+        assert exact(row["criterion_verified_progress"]) == weighted, trial
+        assert row["false_success"] is (label == "FALSE_SUCCESS")
+        assert row["correctly_unresolved"] is (label == "CORRECTLY_UNRESOLVED")
+
+
+def test_arm_rates_exclude_indeterminate_trials_from_their_denominators() -> None:
+    report = run("trials", shipped("oracle", "trials", "results"))
+    rows = table(report, "arm_outcomes")
+    assert list(rows) == list(EXPECTED_ARMS)  # the four first-round arms, in seed order
+    columns = (
+        "trials",
+        "gradeable",
+        "root_acceptance_rate",
+        "median_verified_progress",
+        "false_success_rate",
+        "correctly_unresolved_rate",
+        "infrastructure_error_rate",
+    )
+    for arm, expected in EXPECTED_ARMS.items():
+        observed = tuple(exact(rows[arm][column]) for column in columns)
+        assert observed == expected, arm
+
+
+def test_the_oracle_graph_reads_no_trial_documents() -> None:
+    inputs = [f"--input={name}={path}" for name, path in shipped("oracle", "trials").items()]
+    result = CliRunner().invoke(main, ["evaluate", "oracle", *inputs, "--format", "json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["diagnostics"][0]["message"] == (
+        "graph `oracle` reads no document `trials`"
+    )
+
+
+def test_an_arm_without_trials_reports_no_rates(tmp_path: Path) -> None:
+    def drop_direct(documents: Documents) -> None:
+        kept = {t["trial_id"] for t in documents["trials"] if t["arm"] != "DIRECT"}
+        documents["trials"] = [t for t in documents["trials"] if t["trial_id"] in kept]
+        documents["results"] = [r for r in documents["results"] if r["trial"] in kept]
+
+    report = run("trials", edited(tmp_path, drop_direct))
+    assert report["exit_code"] == 0
+    direct = table(report, "arm_outcomes")["DIRECT"]
+    assert direct["trials"] == 0
+    assert direct["root_acceptance_rate"] is None
+    assert direct["false_success_rate"] is None
+
+
+# ---- the bidirectional coverage conditions: each refused for its own reason -----------------
+
+
+def _check(documents: Documents, check_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(c for c in documents["oracle"]["checks"] if c["id"] == check_id)
+    return found
+
+
+def _criterion(documents: Documents, criterion_id: str) -> dict[str, Any]:
+    criteria = documents["oracle"]["criteria"]
+    found: dict[str, Any] = next(c for c in criteria if c["id"] == criterion_id)
+    return found
+
+
+ORACLE_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
+    "check maps to no criterion": (
+        lambda d: _check(d, "H4").update(criteria=[]),
+        "ORACLE_CHECK_UNMAPPED",
+    ),
+    "check without a criteria list": (
+        lambda d: _check(d, "H4").pop("criteria"),
+        "ORACLE_CHECK_UNMAPPED",
+    ),
+    "mandatory criterion left without checks": (
+        lambda d: (
+            _check(d, "H2").update(criteria=["AC1"]),
+            _check(d, "H3").update(criteria=["AC1"]),
+        ),
+        "ORACLE_CRITERION_UNCOVERED",
+    ),
+    "criterion covered only by an optional check": (
+        lambda d: (
+            _check(d, "H3").update(mandatory=False) or _check(d, "H2").update(criteria=["AC1"])
+        ),
+        "ORACLE_CRITERION_UNCOVERED",
+    ),
+    "two non-test oracles for one criterion": (
+        lambda d: d["oracle"]["checks"].append({**_check(d, "N1"), "id": "N2"}),
+        "ORACLE_CRITERION_UNCOVERED",
+    ),
+    "mapping to an undeclared criterion": (
+        lambda d: _check(d, "H1").update(criteria=["AC1", "AC9"]),
+        "ORACLE_MAPPING_DANGLING",
+    ),
+    "mandatory check without a timeout policy": (
+        lambda d: _check(d, "H1").update(timeout_policy=None),
+        "ORACLE_CHECK_UNDECLARED",
+    ),
+    "mandatory check without an expected outcome": (
+        lambda d: _check(d, "H1").pop("expected_outcome"),
+        "ORACLE_CHECK_UNDECLARED",
+    ),
+    "mandatory check with a non-gradeable expected outcome": (
+        lambda d: _check(d, "H1").update(expected_outcome="NOT_EXECUTED"),
+        "ORACLE_CHECK_UNDECLARED",
+    ),
+    "mandatory check with weight zero": (
+        lambda d: _check(d, "H1").update(weight=0),
+        "ORACLE_CHECK_UNDECLARED",
+    ),
+    "duplicate check identifier with another mapping": (
+        lambda d: d["oracle"]["checks"].append({**_check(d, "H1"), "criteria": ["AC2"]}),
+        "ORACLE_CHECK_CONFLICT",
+    ),
+    "criterion declared twice": (
+        lambda d: d["oracle"]["criteria"].append(dict(_criterion(d, "AC1"))),
+        "ORACLE_CRITERION_INVALID",
+    ),
+    "mandatory criterion without a weight": (
+        lambda d: _criterion(d, "AC2").pop("weight"),
+        "ORACLE_CRITERION_INVALID",
+    ),
+    "oracle entry of no known type": (
+        lambda d: _check(d, "H1").update(oracle_type="llm_judge"),
+        "ORACLE_TYPE_UNKNOWN",
+    ),
+    "criterion mandatory as text": (
+        lambda d: _criterion(d, "AC2").update(mandatory="yes"),
+        "ORACLE_MANDATORY_UNDECLARED",
+    ),
+    "check without a mandatory flag": (
+        lambda d: _check(d, "H3").pop("mandatory"),
+        "ORACLE_MANDATORY_UNDECLARED",
+    ),
+    "no rerun policy frozen": (
+        lambda d: d["oracle"].pop("rerun_policy"),
+        "ORACLE_RERUN_POLICY",
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(ORACLE_MUTATIONS))
+def test_an_incomplete_or_inconsistent_oracle_stops_every_trial(
+    mutation: str, tmp_path: Path
+) -> None:
+    change, code = ORACLE_MUTATIONS[mutation]
+    paths = edited(tmp_path, change)
+    before = run("oracle", {"oracle": paths["oracle"]})
+    assert before["exit_code"] == 1
+    assert code in codes(before)
+    assert verdicts(before) == {"trials_may_start": "NO_TRIAL_MAY_START"}
+    after = run("trials", paths)  # the same rules run again when the trials are scored
+    assert code in codes(after)
+    assert verdicts(after)["trial_evidence"] == "MANIFEST_INVALID"
+
+
+def test_a_duplicate_check_with_the_same_mapping_is_one_check(tmp_path: Path) -> None:
+    paths = edited(tmp_path, lambda d: d["oracle"]["checks"].append(dict(_check(d, "H3"))))
+    report = run("trials", paths)
+    assert report["exit_code"] == 0, report["violations"]
+    assert exact(table(report, "trial_outcomes")["T02"]["verified_progress"]) == Fraction(2, 3)
+
+
+# ---- hidden-suite executions: each refused for its own reason -------------------------------
+
+
+def _result(documents: Documents, trial: str, check: str, run: int = 1) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        r for r in documents["results"] if (r["trial"], r["check"], r["run"]) == (trial, check, run)
+    )
+    return found
+
+
+def _add_run(documents: Documents, trial: str, check: str, run: int, outcome: str) -> None:
+    documents["results"].append(
+        {**_result(documents, trial, check), "run": run, "outcome": outcome}
+    )
+
+
+RESULT_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
+    "result of an unrecorded trial": (
+        lambda d: _result(d, "T01", "H1").update(trial="T99"),
+        "RESULT_UNKNOWN_TRIAL",
+    ),
+    "result of an undeclared check": (
+        lambda d: d["results"].append({**_result(d, "T01", "H1"), "check": "H9"}),
+        "RESULT_UNKNOWN_CHECK",
+    ),
+    "outcome outside the protocol": (
+        lambda d: _result(d, "T01", "H1").update(outcome="FLAKY"),
+        "RESULT_OUTCOME_UNKNOWN",
+    ),
+    "another oracle version": (
+        lambda d: _result(d, "T01", "H1").update(oracle_version="hidden-suite-2"),
+        "RESULT_ORACLE_VERSION",
+    ),
+    "another candidate tree": (
+        lambda d: _result(d, "T05", "H1", 2).update(candidate_tree="tree-rebuilt"),
+        "RESULT_TREE_MISMATCH",
+    ),
+    "another environment image": (
+        lambda d: _result(d, "T01", "H2").update(environment_image="sha256:" + "cd" * 32),
+        "RESULT_TREE_MISMATCH",
+    ),
+    "mandatory check never executed": (
+        lambda d: d["results"].remove(_result(d, "T01", "H1")),
+        "RESULT_FIRST_RUN",
+    ),
+    "hidden suite executed twice": (
+        lambda d: d["results"].append(dict(_result(d, "T01", "H1"))),
+        "RESULT_DUPLICATE",
+    ),
+    "second rerun under a one-rerun policy": (
+        lambda d: _add_run(d, "T06", "H3", 3, "PASS"),
+        "RESULT_RERUN_LIMIT",
+    ),
+    "candidate failure rerun": (
+        lambda d: _add_run(d, "T02", "H3", 2, "PASS"),
+        "RESULT_RERUN_NOT_ALLOWED",
+    ),
+    "candidate timeout rerun": (
+        lambda d: _add_run(d, "T03", "H2", 2, "PASS"),
+        "RESULT_RERUN_NOT_ALLOWED",
+    ),
+    "trial under an arm outside the first round": (
+        lambda d: d["trials"][0].update(arm="MULTI_MODEL_ROUTING"),
+        "TRIAL_INVALID",
+    ),
+    "trial recorded twice": (
+        lambda d: d["trials"].append(dict(d["trials"][0])),
+        "TRIAL_INVALID",
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(RESULT_MUTATIONS))
+def test_an_execution_outside_the_frozen_protocol_is_refused(mutation: str, tmp_path: Path) -> None:
+    change, code = RESULT_MUTATIONS[mutation]
+    report = run("trials", edited(tmp_path, change))
+    assert report["exit_code"] == 1
+    assert code in codes(report), codes(report)
+    assert verdicts(report)["trial_evidence"] == "RESULTS_INVALID"
+
+
+def test_a_second_rerun_is_allowed_when_the_frozen_policy_permits_two(tmp_path: Path) -> None:
+    def two_reruns(documents: Documents) -> None:
+        documents["oracle"]["rerun_policy"]["infrastructure_only_reruns"] = 2
+        _add_run(documents, "T06", "H3", 3, "PASS")
+
+    report = run("trials", edited(tmp_path, two_reruns))
+    assert report["exit_code"] == 0, report["violations"]
+    row = table(report, "trial_outcomes")["T06"]
+    assert row["classification"] == "CORRECT_ACCEPTANCE"  # the last permitted run stands
+    assert exact(row["verified_progress"]) == 1
+
+
+def test_an_infrastructure_error_fixed_by_the_rerun_is_still_reported(tmp_path: Path) -> None:
+    report = run("trials", shipped("oracle", "trials", "results"))
+    rows = table(report, "trial_outcomes")
+    assert rows["T05"]["classification"] == "CORRECT_ACCEPTANCE"
+    assert rows["T05"]["infrastructure_error"] is True

@@ -1,0 +1,168 @@
+"""The synthetic trial set of seed 001 in `controls/trials/`, and its expected results.
+
+    python tests/trials_builder.py            # rewrite controls/trials/
+
+Each trial is written from the outcome it is meant to show (`TRIALS`: the controller's
+outcome and the hidden-check executions), and `EXPECTED` holds what seed 001 says the
+protocol concludes about it, worked out by hand from the seed's definitions, never by
+running rulecheck. Tests build edited copies with `bundle()` + `write()`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTROLS = ROOT / "controls" / "trials"
+ORACLE_VERSION = "hidden-suite-synthetic-1"
+IMAGE = "sha256:" + "ab" * 32
+
+ORACLE: dict[str, Any] = {
+    "synthetic": True,
+    "oracle_version": ORACLE_VERSION,
+    "rerun_policy": {"infrastructure_only_reruns": 1},
+    "criteria": [
+        {"id": "AC1", "mandatory": True, "weight": 2},
+        {"id": "AC2", "mandatory": True, "weight": 1},
+        {"id": "AC3", "mandatory": True, "weight": 1},
+        {"id": "AC4", "mandatory": False, "weight": 1},
+    ],
+    "checks": [
+        {"id": "H1", "criteria": ["AC1"]},
+        {"id": "H2", "criteria": ["AC1", "AC2"]},
+        {"id": "H3", "criteria": ["AC2"]},
+        {"id": "H4", "criteria": ["AC4"], "mandatory": False},
+        {
+            "id": "N1",
+            "criteria": ["AC3"],
+            "oracle_type": "non_test",
+            "timeout_policy": "independent review within 1 h",
+        },
+    ],
+}
+for _check in ORACLE["checks"]:
+    _check.setdefault("oracle_type", "test")
+    _check.setdefault("mandatory", True)
+    _check.setdefault("expected_outcome", "PASS")
+    _check.setdefault("timeout_policy", "120 s per check, calibrated")
+    _check.setdefault("weight", 1)
+
+CHECKS = ("H1", "H2", "H3", "H4", "N1")
+CLAIMED = "ACCEPTANCE_CLAIMED"
+
+# trial id -> (arm, controller outcome, {check: outcomes of run 1, 2, ...}); unlisted: PASS.
+TRIALS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "T01": ("DIRECT", CLAIMED, {}),
+    "T02": ("DIRECT", "BLOCKED", {"H3": ("FAIL",)}),
+    "T03": ("FIXED_ONE_LEVEL", CLAIMED, {"H2": ("CANDIDATE_TIMEOUT",)}),
+    "T04": ("FIXED_ONE_LEVEL", "BUDGET_EXHAUSTED", {}),
+    "T05": ("RECURSIVE_LAZY", CLAIMED, {"H1": ("ORACLE_INFRASTRUCTURE_ERROR", "PASS")}),
+    "T06": (
+        "RECURSIVE_LAZY",
+        CLAIMED,
+        {"H3": ("ORACLE_INFRASTRUCTURE_ERROR", "ORACLE_INFRASTRUCTURE_ERROR")},
+    ),
+    "T07": ("RECURSIVE_CONCURRENT", CLAIMED, {"H4": ("FAIL",)}),
+    "T08": ("RECURSIVE_CONCURRENT", "BLOCKED", {"N1": ("RESULT_LOST", "FAIL")}),
+}
+
+# What seed 001 concludes (Verified progress): classification, verified_progress over the
+# mandatory hidden tests H1-H3, criterion-weighted progress over AC1 (2), AC2 (1), AC3 (1).
+EXPECTED_TRIALS: dict[str, tuple[str, Fraction | None, Fraction | None]] = {
+    "T01": ("CORRECT_ACCEPTANCE", Fraction(1), Fraction(1)),
+    "T02": ("CORRECTLY_UNRESOLVED", Fraction(2, 3), Fraction(3, 4)),  # AC2 lost (H3)
+    "T03": ("FALSE_SUCCESS", Fraction(2, 3), Fraction(1, 4)),  # H2 counts as FAIL: AC1, AC2
+    "T04": ("MISSED_SUCCESS", Fraction(1), Fraction(1)),
+    "T05": ("CORRECT_ACCEPTANCE", Fraction(1), Fraction(1)),  # the rerun's PASS stands
+    "T06": ("INDETERMINATE", None, None),  # still non-gradeable after the one rerun
+    "T07": ("CORRECT_ACCEPTANCE", Fraction(1), Fraction(1)),  # H4 is not mandatory
+    "T08": ("MISSED_SUCCESS", Fraction(1), Fraction(3, 4)),  # N1 failed: AC3 lost
+}
+
+# arm -> trials, gradeable, root acceptance rate, median verified progress, false-success
+# rate, correctly-unresolved rate, infrastructure-error rate (rates over gradeable trials
+# where the seed says so; INDETERMINATE trials leave those denominators).
+EXPECTED_ARMS: dict[str, tuple[Any, ...]] = {
+    "DIRECT": (2, 2, Fraction(1, 2), Fraction(5, 6), Fraction(0), Fraction(1, 2), Fraction(0)),
+    "FIXED_ONE_LEVEL": (
+        2,
+        2,
+        Fraction(1, 2),
+        Fraction(5, 6),
+        Fraction(1, 2),
+        Fraction(0),
+        Fraction(0),
+    ),
+    "RECURSIVE_LAZY": (2, 1, Fraction(1), Fraction(1), Fraction(0), Fraction(0), Fraction(1)),
+    "RECURSIVE_CONCURRENT": (
+        2,
+        2,
+        Fraction(1, 2),
+        Fraction(1),
+        Fraction(0),
+        Fraction(0),
+        Fraction(0),
+    ),
+}
+
+
+def bundle() -> dict[str, Any]:
+    """The three documents as data: `oracle`, `trials` and `results` (fresh copies)."""
+    trials = []
+    results = []
+    for trial_id, (arm, outcome, runs) in TRIALS.items():
+        tree = f"tree-{trial_id.lower()}"
+        trials.append(
+            {
+                "trial_id": trial_id,
+                "arm": arm,
+                "seed": f"seed-{trial_id.lower()}",
+                "controller_outcome": outcome,
+                "final_tree": tree,
+                "environment_image": IMAGE,
+            }
+        )
+        for check in CHECKS:
+            for run, result in enumerate(runs.get(check, ("PASS",)), start=1):
+                results.append(
+                    {
+                        "trial": trial_id,
+                        "check": check,
+                        "run": run,
+                        "outcome": result,
+                        "oracle_version": ORACLE_VERSION,
+                        "candidate_tree": tree,
+                        "environment_image": IMAGE,
+                    }
+                )
+    return {"oracle": copy.deepcopy(ORACLE), "trials": trials, "results": results}
+
+
+def write(folder: Path, documents: dict[str, Any]) -> dict[str, Path]:
+    """Write the documents as oracle.yaml, trials.jsonl and results.jsonl; their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "oracle": folder / "oracle.yaml",
+        "trials": folder / "trials.jsonl",
+        "results": folder / "results.jsonl",
+    }
+    header = "# SYNTHETIC hidden-oracle manifest of the seed 001 controls: no real experiment.\n"
+    paths["oracle"].write_text(
+        header + yaml.safe_dump(documents["oracle"], sort_keys=False), encoding="utf-8"
+    )
+    for name in ("trials", "results"):
+        lines = [json.dumps(record, sort_keys=True) for record in documents[name]]
+        paths[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return paths
+
+
+if __name__ == "__main__":
+    for path in write(CONTROLS, bundle()).values():
+        print(path.relative_to(ROOT), file=sys.stderr)
