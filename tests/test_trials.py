@@ -154,6 +154,21 @@ def _criterion(documents: Documents, criterion_id: str) -> dict[str, Any]:
     return found
 
 
+def _calibrations(documents: Documents, candidate: str) -> list[dict[str, Any]]:
+    results = documents["oracle"]["calibration"]["results"]
+    return [r for r in results if r["candidate"] == candidate]
+
+
+def _calibration(documents: Documents, candidate: str, check: str) -> dict[str, Any]:
+    return next(r for r in _calibrations(documents, candidate) if r["check"] == check)
+
+
+def _drop_calibration(documents: Documents, candidate: str) -> None:
+    calibration = documents["oracle"]["calibration"]
+    calibration["candidates"] = [k for k in calibration["candidates"] if k["id"] != candidate]
+    calibration["results"] = [r for r in calibration["results"] if r["candidate"] != candidate]
+
+
 ORACLE_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
     "check maps to no criterion": (
         lambda d: _check(d, "H4").update(criteria=[]),
@@ -223,6 +238,38 @@ ORACLE_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
     "check without a mandatory flag": (
         lambda d: _check(d, "H3").pop("mandatory"),
         "ORACLE_MANDATORY_UNDECLARED",
+    ),
+    "no candidate that times out": (
+        lambda d: _drop_calibration(d, "K5"),
+        "CALIBRATION_MISSING",
+    ),
+    "calibration candidate of an unknown role": (
+        lambda d: d["oracle"]["calibration"]["candidates"][0].update(role="pilot"),
+        "CALIBRATION_MISSING",
+    ),
+    "calibration without a mandatory check": (
+        lambda d: d["oracle"]["calibration"]["results"].remove(_calibration(d, "K3", "N1")),
+        "CALIBRATION_MISSING",
+    ),
+    "known-good solution failing a check": (
+        lambda d: _calibration(d, "K1", "H3").update(outcome="FAIL"),
+        "CALIBRATION_FAILED",
+    ),
+    "unchanged repository passing every check": (
+        lambda d: [r.update(outcome="PASS") for r in _calibrations(d, "K2")],
+        "CALIBRATION_FAILED",
+    ),
+    "broken candidate passing every check": (
+        lambda d: _calibration(d, "K4", "H3").update(outcome="PASS"),
+        "CALIBRATION_FAILED",
+    ),
+    "candidate timeout relabelled as infrastructure": (
+        lambda d: _calibration(d, "K5", "H2").update(outcome="ORACLE_INFRASTRUCTURE_ERROR"),
+        "CALIBRATION_FAILED",
+    ),
+    "injected infrastructure failure recorded as a project failure": (
+        lambda d: _calibration(d, "K6", "H1").update(outcome="FAIL"),
+        "CALIBRATION_FAILED",
     ),
     "no rerun policy frozen": (
         lambda d: d["oracle"].pop("rerun_policy"),
@@ -318,6 +365,13 @@ RESULT_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
         lambda d: d["trials"][0].update(arm="MULTI_MODEL_ROUTING"),
         "TRIAL_INVALID",
     ),
+    "calibration candidate scored as a trial": (
+        lambda d: (
+            d["trials"][0].update(trial_id="K1")
+            or [r.update(trial="K1") for r in d["results"] if r["trial"] == "T01"]
+        ),
+        "CALIBRATION_IN_RESULTS",
+    ),
     "trial recorded twice": (
         lambda d: d["trials"].append(dict(d["trials"][0])),
         "TRIAL_INVALID",
@@ -351,3 +405,50 @@ def test_an_infrastructure_error_fixed_by_the_rerun_is_still_reported(tmp_path: 
     rows = table(report, "trial_outcomes")
     assert rows["T05"]["classification"] == "CORRECT_ACCEPTANCE"
     assert rows["T05"]["infrastructure_error"] is True
+
+
+# ---- hard limits: on the limit holds (T01 sits on every one), just above is refused --------
+
+LIMIT_RULES = {
+    "wall_clock_seconds": ("trial_wall_clock_within_limit", 3600.001),
+    "root_model_input_tokens": ("trial_input_tokens_within_limit", 120_001),
+    "root_model_output_tokens": ("trial_output_tokens_within_limit", 30_001),
+    "model_calls": ("trial_model_calls_within_limit", 25),
+    "actions": ("trial_actions_within_limit", 121),
+    "nodes": ("trial_nodes_within_limit", 31),
+    "maximum_depth": ("trial_depth_within_limit", 6),
+    "retries_per_action_lineage": ("trial_retries_within_limit", 3),
+    "consecutive_same_diagnostic_failures": ("trial_repeated_diagnostics_within_limit", 3),
+    "concurrent_workers": ("trial_concurrency_within_its_arm_limit", 2),
+    "maximum_children_per_node": ("trial_children_within_limit", 7),
+}
+
+
+@pytest.mark.parametrize("usage", sorted(LIMIT_RULES))
+def test_a_trial_over_a_hard_limit_is_refused_by_that_limit_rule(
+    usage: str, tmp_path: Path
+) -> None:
+    rule, above = LIMIT_RULES[usage]
+    report = run("trials", edited(tmp_path, lambda d: d["trials"][0].update({usage: above})))
+    assert report["exit_code"] == 1
+    found = [(v["code"], v["rule"], v["ids"]) for v in report["violations"]]
+    assert found == [("TRIAL_OVER_LIMIT", rule, ["T01"])]
+    assert verdicts(report)["trial_evidence"] == "RESULTS_INVALID"
+
+
+def test_the_concurrent_arm_may_use_four_workers_and_no_more(tmp_path: Path) -> None:
+    assert run("trials", shipped("oracle", "trials", "results"))["exit_code"] == 0  # T07: 4
+
+    def five_workers(documents: Documents) -> None:
+        next(t for t in documents["trials"] if t["trial_id"] == "T07")["concurrent_workers"] = 5
+
+    report = run("trials", edited(tmp_path, five_workers))
+    assert [v["ids"] for v in report["violations"]] == [["T07"]]
+
+
+def test_a_trial_that_reports_no_usage_is_refused_not_passed(tmp_path: Path) -> None:
+    report = run("trials", edited(tmp_path, lambda d: d["trials"][0].pop("model_calls")))
+    assert report["exit_code"] == 1
+    assert [(v["code"], v["ids"]) for v in report["violations"]] == [
+        ("RULE_EVALUATION_ERROR", ["T01"])
+    ]

@@ -47,6 +47,24 @@ ORACLE: dict[str, Any] = {
         },
     ],
 }
+# Oracle calibration (seed 001): the frozen oracle run before any trial against a candidate
+# of each kind; mandatory checks not listed for a candidate passed.
+CALIBRATION: dict[str, tuple[str, dict[str, str]]] = {
+    "K1": ("known_good", {}),
+    "K2": ("unchanged_repository", {"H1": "FAIL", "H2": "FAIL", "H3": "FAIL", "N1": "FAIL"}),
+    "K3": ("broken", {"H2": "FAIL"}),
+    "K4": ("broken", {"H3": "FAIL"}),
+    "K5": ("timeout", {"H2": "CANDIDATE_TIMEOUT"}),
+    "K6": ("infrastructure_failure", {"H1": "ORACLE_INFRASTRUCTURE_ERROR"}),
+}
+ORACLE["calibration"] = {
+    "candidates": [{"id": key, "role": role} for key, (role, _) in CALIBRATION.items()],
+    "results": [
+        {"candidate": key, "check": check, "outcome": outcomes.get(check, "PASS")}
+        for key, (_, outcomes) in CALIBRATION.items()
+        for check in ("H1", "H2", "H3", "N1")
+    ],
+}
 for _check in ORACLE["checks"]:
     _check.setdefault("oracle_type", "test")
     _check.setdefault("mandatory", True)
@@ -55,6 +73,35 @@ for _check in ORACLE["checks"]:
     _check.setdefault("weight", 1)
 
 CHECKS = ("H1", "H2", "H3", "H4", "N1")
+
+# What each trial used, under the keys of seed 001's `limits:` block. T01 sits exactly on
+# every limit (inclusive ceilings); the concurrent arm uses its four workers.
+AT_LIMITS = {
+    "wall_clock_seconds": 3600,
+    "root_model_input_tokens": 120_000,
+    "root_model_output_tokens": 30_000,
+    "model_calls": 24,
+    "actions": 120,
+    "nodes": 30,
+    "maximum_depth": 5,
+    "retries_per_action_lineage": 2,
+    "consecutive_same_diagnostic_failures": 2,
+    "concurrent_workers": 1,
+    "maximum_children_per_node": 6,
+}
+TYPICAL = {
+    "wall_clock_seconds": 1800.5,
+    "root_model_input_tokens": 64_000,
+    "root_model_output_tokens": 9_500,
+    "model_calls": 11,
+    "actions": 40,
+    "nodes": 7,
+    "maximum_depth": 2,
+    "retries_per_action_lineage": 1,
+    "consecutive_same_diagnostic_failures": 0,
+    "concurrent_workers": 1,
+    "maximum_children_per_node": 3,
+}
 CLAIMED = "ACCEPTANCE_CLAIMED"
 
 # trial id -> (arm, controller outcome, {check: outcomes of run 1, 2, ...}); unlisted: PASS.
@@ -127,8 +174,11 @@ def bundle() -> dict[str, Any]:
                 "controller_outcome": outcome,
                 "final_tree": tree,
                 "environment_image": IMAGE,
+                **(AT_LIMITS if trial_id == "T01" else TYPICAL),
             }
         )
+        if arm == "RECURSIVE_CONCURRENT":
+            trials[-1]["concurrent_workers"] = 4
         for check in CHECKS:
             for run, result in enumerate(runs.get(check, ("PASS",)), start=1):
                 results.append(

@@ -67,9 +67,12 @@ def _place(where: dict[str, Any]) -> str:
 
 def _violation_text(result: GraphResult, violation: Violation) -> list[str]:
     ids = f" [{', '.join(violation.ids)}]" if violation.ids else ""
+    where = _where(result, violation)
+    # A binding need not be a record (`for role in {...}` binds constants): no place then.
+    place = f"at {_place(where)}; " if where.get("document") else ""
     return [
         f"  {violation.code}: {violation.message}{ids}",
-        f"    at {_place(_where(result, violation))}; rule {violation.rule} {violation.rule_hash}",
+        f"    {place}rule {violation.rule} {violation.rule_hash}",
     ]
 
 
