@@ -283,3 +283,19 @@ def test_rows_over_a_set_come_in_one_order_whatever_the_hash_seed(shop: Path) ->
     assert len(outputs) == 1
     rows = json.loads(outputs.pop())["tables"][1]["rows"]
     assert [row["ids"] for row in rows] == [["A1"], ["B2"]]
+
+
+def test_yaml_aliases_are_refused_before_they_can_expand(shop: Path) -> None:
+    # Nine lines of nested aliases would expand to 10^8 items ("billion laughs").
+    lines = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 10)}]")
+    (shop / "catalogue.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "YAML_ALIAS"
+    assert (diagnostic["location"]["line"], diagnostic["location"]["column"]) == (
+        2,
+        8,
+    )  # the first `*a`

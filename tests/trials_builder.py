@@ -195,6 +195,13 @@ def bundle() -> dict[str, Any]:
     return {"oracle": copy.deepcopy(ORACLE), "trials": trials, "results": results}
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Writes a list shared by two records twice: rulecheck refuses YAML aliases."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def write(folder: Path, documents: dict[str, Any]) -> dict[str, Path]:
     """Write the documents as oracle.yaml, trials.jsonl and results.jsonl; their paths."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -204,9 +211,8 @@ def write(folder: Path, documents: dict[str, Any]) -> dict[str, Path]:
         "results": folder / "results.jsonl",
     }
     header = "# SYNTHETIC hidden-oracle manifest of the seed 001 controls: no real experiment.\n"
-    paths["oracle"].write_text(
-        header + yaml.safe_dump(documents["oracle"], sort_keys=False), encoding="utf-8"
-    )
+    oracle = yaml.dump(documents["oracle"], Dumper=_NoAliases, sort_keys=False)
+    paths["oracle"].write_text(header + oracle, encoding="utf-8")
     for name in ("trials", "results"):
         lines = [json.dumps(record, sort_keys=True) for record in documents[name]]
         paths[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -1,7 +1,8 @@
 """Strict YAML documents validated by a cerberus schema from `manifests/schemas/`.
 
 PyYAML accepts duplicate keys silently and turns timestamps into datetimes; here a
-duplicate key is an error and a timestamp stays the string the user wrote.
+duplicate key is an error and a timestamp stays the string the user wrote. Anchors and
+aliases are refused: they would let a few lines expand to billions of values.
 """
 
 from __future__ import annotations
@@ -45,6 +46,35 @@ def _walk(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, .
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             yield from _walk(item, (*path, index))
+
+
+def _aliases(root: yaml.Node, text: str, file: str) -> list[Diagnostic]:
+    """Refuse anchors and aliases: an alias makes one node appear in many places, and a few
+    lines of nested aliases expand to billions of values (a "billion laughs" document) in
+    every walk of the tree. The node graph is walked once by identity, so this is linear."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            return [Diagnostic("YAML_ALIAS", _ALIAS_MESSAGE, _first_alias(text, file))]
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            pending += [value for _, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            pending += node.value
+    return []
+
+
+_ALIAS_MESSAGE = "anchors and aliases (`&name`, `*name`) are not allowed; write each value out"
+
+
+def _first_alias(text: str, file: str) -> Location:
+    for token in yaml.scan(text, Loader=_BASE_LOADER):
+        if isinstance(token, yaml.AliasToken):
+            mark = token.start_mark
+            return Location(file, mark.line + 1, mark.column + 1)
+    return Location(file)  # pragma: no cover - a repeated node always comes from an alias
 
 
 def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
@@ -127,7 +157,9 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
         root = loader.get_single_node()
         if root is None:
             raise yaml.YAMLError("the document is empty")
-        problems = _duplicates(root, file)
+        problems = _aliases(root, text, file) or _duplicates(root, file)
+        if problems:
+            raise RulecheckError(problems, ExitCode.REFUSED)
         data = loader.construct_document(root)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -139,8 +171,6 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
     finally:
         loader.dispose()
-    if problems:
-        raise RulecheckError(problems, ExitCode.REFUSED)
     return data, root
 
 
