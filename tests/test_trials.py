@@ -10,6 +10,7 @@ reason (its own reject code), while the unedited set passes.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from trials_builder import CONTROLS, EXPECTED_ARMS, EXPECTED_TRIALS, bundle, write
 
 from engine.cli import main
@@ -452,3 +455,40 @@ def test_a_trial_that_reports_no_usage_is_refused_not_passed(tmp_path: Path) -> 
     assert [(v["code"], v["ids"]) for v in report["violations"]] == [
         ("RULE_EVALUATION_ERROR", ["T01"])
     ]
+
+
+# ---- untrusted records: any value in any field is judged, never a crash ---------------------
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.lists(st.text(max_size=3), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_value_in_any_field_is_judged_never_a_crash(data: st.DataObject) -> None:
+    documents = bundle()
+    for _ in range(data.draw(st.integers(1, 3))):
+        records = data.draw(
+            st.sampled_from(
+                [
+                    documents["trials"],
+                    documents["results"],
+                    documents["oracle"]["checks"],
+                    documents["oracle"]["criteria"],
+                    documents["oracle"]["calibration"]["results"],
+                ]
+            )
+        )
+        record = data.draw(st.sampled_from(records))
+        record[data.draw(st.sampled_from(sorted(record)))] = data.draw(_VALUES)
+    with tempfile.TemporaryDirectory() as folder:
+        report = run("trials", write(Path(folder), documents))
+    assert report["exit_code"] in (0, 1)
+    assert "diagnostics" not in report  # a crash would be an INTERNAL_ERROR diagnostic
