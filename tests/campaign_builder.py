@@ -38,6 +38,11 @@ Options of `make_campaign(seed, **options)`:
 * `b_time_factor` (same forms): overrides the duration multiplier only, so cost and time
   gates can be broken separately. Default: the cost factor.
 * `disagreement` (bool, default True): include the one rater disagreement.
+* `replaced_triplets` (triplet IDs, default none): each named triplet's sessions are
+  infrastructure-invalid (`platform_outage`), retained and charged, and a replacement
+  triplet `<ID>-R` of the same task, round, repetition and arm order runs right after it
+  (seed 000 §5 allows one; naming two shows the stop after a second). Replacements draw
+  random values too, so they move every later draw and time.
 
 Besides the files of docs/campaign-format.md the bundle holds
 `schemas/response_contract.schema.json` (the shipped response contract, so the
@@ -362,7 +367,17 @@ def write_campaign(campaign: Campaign, root: Path, *, rehash: bool = True) -> Pa
 # ---- options ---------------------------------------------------------------------------------
 
 _OPTION_NAMES = frozenset(
-    {"campaign_id", "b_R", "a_R", "b_U", "a_U", "b_cost_factor", "b_time_factor", "disagreement"}
+    {
+        "campaign_id",
+        "b_R",
+        "a_R",
+        "b_U",
+        "a_U",
+        "b_cost_factor",
+        "b_time_factor",
+        "disagreement",
+        "replaced_triplets",
+    }
 )
 
 
@@ -376,6 +391,7 @@ class _Options:
     b_cost_factor: float | Mapping[str, float] | None
     b_time_factor: float | Mapping[str, float] | None
     disagreement: bool
+    replaced_triplets: tuple[str, ...]
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> _Options:
@@ -391,6 +407,7 @@ class _Options:
             b_cost_factor=options.get("b_cost_factor"),
             b_time_factor=options.get("b_time_factor"),
             disagreement=bool(options.get("disagreement", True)),
+            replaced_triplets=tuple(options.get("replaced_triplets", ())),
         )
         known = {task_id for task_id, _, _ in EVAL_TASKS + DEV_TASKS}
         for name in ("b_R", "a_R", "b_U", "a_U"):
@@ -515,6 +532,22 @@ def _triplets(order: Sequence[str]) -> list[dict[str, Any]]:
     return triplets
 
 
+def _with_replacements(
+    triplets: list[dict[str, Any]], replaced: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Each replaced triplet followed by its replacement `<ID>-R` (same task and design)."""
+    known = {triplet["triplet_id"] for triplet in triplets}
+    unknown = sorted(set(replaced) - known)
+    if unknown:
+        raise ValueError(f"replaced_triplets: unknown triplet(s) {', '.join(unknown)}")
+    out = []
+    for triplet in triplets:
+        out.append(triplet)
+        if triplet["triplet_id"] in replaced:
+            out.append({**triplet, "triplet_id": f"{triplet['triplet_id']}-R"})
+    return out
+
+
 def _meter(rng: random.Random, role: str) -> dict[str, int]:
     """Tokens and duration (whole seconds) of a D session or an A review."""
     if role == "D":
@@ -602,7 +635,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     }
 
     order = task_order(seed, [task_id for task_id, _, _ in EVAL_TASKS])
-    triplets = _triplets(order)
+    triplets = _with_replacements(_triplets(order), opts.replaced_triplets)
     task_bytes = {entry["task_id"]: jsonl_line(entry) + b"\n" for entry in task_entries}
 
     sessions: list[dict[str, Any]] = []
@@ -642,6 +675,10 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     "outcome": "answered",
                 }
             )
+            if triplet["triplet_id"] in opts.replaced_triplets:
+                sessions[-1].update(
+                    validity="infrastructure_invalid", invalid_reason="platform_outage"
+                )
             request_input = (
                 prompts[role].encode("utf-8") + task_bytes[task_id] + packet_bytes + draft_bytes
             )

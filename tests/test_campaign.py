@@ -308,15 +308,9 @@ def _m_reservation_late(c: Campaign) -> None:
     q["reserved_at_monotonic_s"] = q["start_monotonic_s"] + 0.25
 
 
-def _m_relabelled(c: Campaign) -> None:
-    s = session(c, "D1-T11", "B")
-    s.update(validity="infrastructure_invalid", invalid_reason="platform_outage", outcome="timeout")
-
-
-def _m_second_invalid(c: Campaign) -> None:
-    for triplet_id in ("D1-T9", "D1-T10"):
-        s = session(c, triplet_id, "D")
-        s.update(validity="infrastructure_invalid", invalid_reason="platform_outage")
+def _m_repetition_twice(c: Campaign) -> None:
+    triplet = next(t for t in c.manifest["triplets"] if t["triplet_id"] == "E-T4-3")
+    triplet["repetition"] = 2  # E-T4-2 and E-T4-3 both claim repetition 2 of T4
 
 
 def _m_review_after_failed_draft(c: Campaign) -> None:
@@ -458,8 +452,6 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "no_cli_drift": ("CLI_DRIFT", _m_cli_drift, True),
     "fixed_evidence_without_tools": ("TOOL_CALLS_IN_FIXED_EVIDENCE", _m_tool_calls, True),
     "reservation_before_dispatch": ("RESERVATION_MISSING", _m_reservation_late, True),
-    "failures_not_relabelled": ("FAILURE_RELABELLED_INFRASTRUCTURE", _m_relabelled, True),
-    "at_most_one_invalid_triplet": ("SECOND_INVALID_TRIPLET", _m_second_invalid, True),
     "no_review_after_failed_draft": (
         "REVIEW_AFTER_FAILED_DRAFT",
         _m_review_after_failed_draft,
@@ -470,6 +462,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "evaluation_pairs_counterbalanced": ("DESIGN_PAIR_COUNT", _m_pair_count, True),
     "every_task_in_both_orders": ("DESIGN_ORDER_BALANCE", _m_order_balance, True),
     "repetitions_per_task": ("DESIGN_REPETITIONS", _m_repetitions, True),
+    "valid_repetitions_distinct": ("DESIGN_REPETITIONS", _m_repetition_twice, True),
     "reviews_in_recorded_order": ("DESIGN_ARM_ORDER", _m_arm_order, True),
     "task_order_from_seed": ("TASK_ORDER_NOT_FROM_SEED", _m_task_order, True),
     "evaluation_task_registry": ("REGISTRY_EVALUATION_TASKS", _m_eval_registry, True),
@@ -525,8 +518,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
         True,
         (
             "undispatched_sessions_recorded",
-            "failures_not_relabelled",
-            "at_most_one_invalid_triplet",
+            "valid_repetitions_distinct",
             "evaluation_pairs_counterbalanced",
             "campaign_wall_time",
             "reservation_covers_use",
@@ -571,16 +563,48 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
 )
 
 
+# Links about infrastructure-invalid triplets need a campaign with a replacement, which the
+# builder makes (`replaced_triplets`); each has its own test below.
+REPLACEMENT_LINKS = frozenset(
+    {
+        "at_most_one_invalid_triplet",
+        "invalid_triplet_replaced_identically",
+        "failures_not_relabelled",
+    }
+)
+
+
 def test_every_link_has_a_mutation() -> None:
     rules_dir = Path(__file__).resolve().parents[1] / "rules"
     links = set()
     for name in ("000_admission", "000_accounting", "000_adjudication"):
         text = (rules_dir / f"{name}.rules").read_text(encoding="utf-8")
         links |= {line.split()[1] for line in text.splitlines() if line.startswith("link ")}
+    assert links >= REPLACEMENT_LINKS
+    links -= REPLACEMENT_LINKS
     assert set(ADMISSION_MUTATIONS) == links
     grouped = [rule for _, rules in ADMISSION_GROUPS for rule in rules]
     assert len(grouped) == len(set(grouped))
     assert set(grouped) == links
+
+
+def test_every_admission_link_decides_admission() -> None:
+    # A link rule that no admission gate reads would report a violation and still admit.
+    from engine.ruleset import load_ruleset
+
+    checked = load_ruleset([Path(__file__).resolve().parents[1] / "rules"]).checked
+    read: set[str] = set()
+    pending = ["execution_valid"]
+    while pending:
+        name = pending.pop()
+        if name not in read:
+            read.add(name)
+            pending += checked.infos[name].references
+    rules_dir = Path(__file__).resolve().parents[1] / "rules"
+    for name in ("000_admission", "000_accounting", "000_adjudication"):
+        text = (rules_dir / f"{name}.rules").read_text(encoding="utf-8")
+        links = {line.split()[1] for line in text.splitlines() if line.startswith("link ")}
+        assert links <= read, sorted(links - read)
 
 
 @pytest.mark.parametrize(
@@ -603,6 +627,73 @@ def test_admission_links_refuse(rehash: bool, rules: tuple[str, ...], tmp_path: 
             pointer = violation["location"]["pointer"]
             entry = campaign.manifest["inputs"][int(pointer.strip("/"))]
             assert entry["path"] == "packets/P9.json"
+
+
+# ---- infrastructure-invalid triplets (seed 000 §5, C17) ---------------------------------------
+
+
+def _runs_by_triplet(run: Run) -> dict[str, set[str]]:
+    table = next(t for t in run.data["tables"] if t["name"] == "runs")
+    triplet, validity = table["columns"].index("triplet"), table["columns"].index("validity")
+    found: dict[str, set[str]] = {}
+    for row in table["rows"]:
+        found.setdefault(row["values"][triplet], set()).add(row["values"][validity])
+    return found
+
+
+def test_one_replaced_triplet_is_admitted_retained_and_not_scored(tmp_path: Path) -> None:
+    run = check(make_campaign(replaced_triplets=("E-T3-2",)), tmp_path)
+    assert run.exit_code == 0, run.violations
+    assert run.data["admitted"] is True
+    assert run.verdict == "ADVANCE"
+    runs = _runs_by_triplet(run)  # the invalid attempt is reported, marked, beside its replacement
+    assert runs["E-T3-2"] == {"infrastructure_invalid"}
+    assert runs["E-T3-2-R"] == {"valid"}
+
+
+def test_an_invalid_triplet_without_its_replacement_refuses_admission(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    for s in campaign.sessions:
+        if s["triplet_id"] == "E-T3-2":  # T3 runs A, B, A first: its only B-first repetition
+            s.update(validity="infrastructure_invalid", invalid_reason="recorder_loss")
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {
+        "invalid_triplet_replaced_identically",
+        "repetitions_per_task",
+        "evaluation_pairs_counterbalanced",
+        "every_task_in_both_orders",
+    }
+    assert "REPLACEMENT_MISSING" in {v["code"] for v in run.violations}
+
+
+def test_a_replacement_must_repeat_the_original_design(tmp_path: Path) -> None:
+    campaign = make_campaign(replaced_triplets=("D1-T9",))
+    replacement = next(t for t in campaign.manifest["triplets"] if t["triplet_id"] == "D1-T9-R")
+    replacement["round"] = 2  # not the round of the attempt it replaces
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"invalid_triplet_replaced_identically"}
+    [violation] = run.violations
+    assert (violation["code"], violation["ids"]) == ("REPLACEMENT_MISSING", ["D1-T9"])
+
+
+def test_a_model_timeout_relabelled_as_infrastructure_is_refused(tmp_path: Path) -> None:
+    # C16: the harness replaced the triplet, but its B review had timed out: a scored failure.
+    campaign = make_campaign(replaced_triplets=("D1-T11",))
+    session(campaign, "D1-T11", "B")["outcome"] = "timeout"
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"failures_not_relabelled"}
+    [violation] = run.violations
+    assert violation["code"] == "FAILURE_RELABELLED_INFRASTRUCTURE"
+
+
+def test_a_second_invalid_triplet_stops_the_campaign(tmp_path: Path) -> None:
+    run = check(make_campaign(replaced_triplets=("D1-T9", "E-T3-2")), tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"at_most_one_invalid_triplet"}
+    assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
 
 
 def test_session_over_time_is_a_scored_failure(tmp_path: Path) -> None:
