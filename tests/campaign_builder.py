@@ -303,6 +303,7 @@ def measured_inputs(campaign: Campaign) -> list[tuple[str, str, bytes]]:
         items.append(("truth", f"truth/{task_id}.yaml", yaml_bytes(campaign.truth[task_id])))
     items.append(("rules_lock", "rules.lock", rules_lock_bytes()))
     items.append(("response_schema", RESPONSE_SCHEMA_PATH, schema_text("response_contract")))
+    items.append(("permission_policy", "permission_policy.txt", PERMISSION_POLICY_TEXT))
     return items
 
 

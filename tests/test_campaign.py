@@ -308,6 +308,18 @@ def _m_reservation_late(c: Campaign) -> None:
     q["reserved_at_monotonic_s"] = q["start_monotonic_s"] + 0.25
 
 
+def _m_model_not_pinned(c: Campaign) -> None:
+    c.manifest["model"]["reasoning"] = "high"  # receipts still report the same model
+
+
+def _m_runtime_not_pinned(c: Campaign) -> None:
+    c.manifest["runtime"]["node"] = "20.11.1"
+
+
+def _m_permission_identity(c: Campaign) -> None:
+    c.manifest["permission_policy"]["sha256"] = "0" * 64  # another policy than the measured one
+
+
 def _m_repetition_twice(c: Campaign) -> None:
     triplet = next(t for t in c.manifest["triplets"] if t["triplet_id"] == "E-T4-3")
     triplet["repetition"] = 2  # E-T4-2 and E-T4-3 both claim repetition 2 of T4
@@ -448,6 +460,13 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "undispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_undispatched_unrecorded, True),
     "receipts_metered": ("METER_MISSING", _m_meter_missing, True),
     "receipts_name_price_card": ("RECEIPT_TARIFF_MISMATCH", _m_receipt_tariff, True),
+    "manifest_model_is_pinned": ("CONFIGURATION_NOT_PINNED", _m_model_not_pinned, True),
+    "manifest_runtime_is_pinned": ("CONFIGURATION_NOT_PINNED", _m_runtime_not_pinned, True),
+    "permission_policy_is_measured": (
+        "PERMISSION_POLICY_UNMEASURED",
+        _m_permission_identity,
+        True,
+    ),
     "no_model_drift": ("MODEL_DRIFT", _m_model_drift, True),
     "no_cli_drift": ("CLI_DRIFT", _m_cli_drift, True),
     "fixed_evidence_without_tools": ("TOOL_CALLS_IN_FIXED_EVIDENCE", _m_tool_calls, True),
@@ -519,6 +538,9 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
         (
             "undispatched_sessions_recorded",
             "valid_repetitions_distinct",
+            "manifest_model_is_pinned",
+            "manifest_runtime_is_pinned",
+            "permission_policy_is_measured",
             "evaluation_pairs_counterbalanced",
             "campaign_wall_time",
             "reservation_covers_use",
