@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -1048,6 +1049,105 @@ def test_campaign_input_ceiling_crossed(tmp_path: Path) -> None:
     assert [o["ids"] for o in session_bad] == [[_sid]]
 
 
+def _billed_output(receipt: dict[str, Any]) -> int:
+    reasoning = 0 if receipt["output_includes_reasoning"] else receipt["reasoning_tokens"]
+    return int(receipt["output_tokens"]) + int(reasoning)
+
+
+def _output_by_request(c: Campaign) -> dict[str, Fraction]:
+    used: dict[str, Fraction] = {q["request_id"]: Fraction(0) for q in c.requests}
+    for r in c.receipts:
+        if r["event"] in ("response", "error"):
+            used[r["request_id"]] += _billed_output(r)
+    return used
+
+
+def _cost_by_request(c: Campaign) -> dict[str, Fraction]:
+    return {q["request_id"]: hand_cost(c, q["session_id"]) for q in c.requests}
+
+
+# budget -> (reservation field, inclusive ceiling, smallest step, use of each request by hand)
+RESERVED_CEILINGS: dict[str, tuple[str, Fraction, Fraction, Callable[[Campaign], Any]]] = {
+    "campaign_output_tokens": (
+        "reserved_output_tokens",
+        Fraction(600_000),
+        Fraction(1),
+        _output_by_request,
+    ),
+    "campaign_reference_cost": (
+        "reserved_usd",
+        Fraction(30),
+        Fraction(1, 1_000_000),
+        _cost_by_request,
+    ),
+}
+
+
+@pytest.mark.parametrize("step", [-1, 0, 1], ids=["below", "equal", "above"])
+@pytest.mark.parametrize("name", sorted(RESERVED_CEILINGS))
+def test_reserved_ceilings_just_below_equal_and_above(name: str, step: int, tmp_path: Path) -> None:
+    # C18: the reservation of request CAMPAIGN_ENTRY brings the running total plus its
+    # worst case to the ceiling minus one step, to it, or one step over: only over refuses.
+    field, ceiling, unit, use_of = RESERVED_CEILINGS[name]
+    campaign = make_campaign()
+    used = use_of(campaign)
+    running = Fraction(0)
+    for q in sorted(campaign.requests, key=lambda q: q["start_monotonic_s"]):
+        if q["request_id"] == CAMPAIGN_ENTRY:
+            value = ceiling + step * unit - running
+            q[field] = (
+                int(value) if unit == 1 else str(Decimal(value.numerator) / value.denominator)
+            )
+            break
+        running += used[q["request_id"]]
+    run = check(campaign, tmp_path)
+    observations = run.budget(name)["observations"]
+    if step <= 0:
+        assert run.exit_code == 0, run.violations
+        assert all(o["passed"] for o in observations)
+        assert run.verdict == "ADVANCE"
+    else:
+        assert run.exit_code == 1
+        [bad] = [o for o in observations if not o["passed"]]
+        assert bad["crossing_entry"] == [CAMPAIGN_ENTRY]
+        assert Fraction(str(bad["observed"])) == ceiling + unit
+        assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
+
+
+@pytest.mark.parametrize("step", [-1, 0, 1], ids=["below", "equal", "above"])
+def test_session_output_ceiling_just_below_equal_and_above(step: int, tmp_path: Path) -> None:
+    campaign = make_campaign()
+    sid = session(campaign, "E-T3-1", "D")["session_id"]
+    receipt = receipt_of(campaign, sid, "response")
+    receipt.update(output_tokens=8_000 + step, output_includes_reasoning=True)
+    request_of(campaign, sid)["reserved_output_tokens"] = 8_000 + max(step, 0)
+    run = check(campaign, tmp_path)
+    observed = {tuple(o["ids"]): o for o in run.budget("session_output_tokens")["observations"]}
+    assert observed[(sid,)]["observed"] == 8_000 + step
+    assert observed[(sid,)]["passed"] is (step <= 0)
+
+
+def test_a_request_without_its_completion_receipt_is_refused(tmp_path: Path) -> None:
+    # C15, "remove a completion receipt": a started request with no response, error or
+    # interruption is an invalid execution; attempts alone count for nothing.
+    campaign = make_campaign()
+    sid = session(campaign, "E-T2-2", "A")["session_id"]
+    campaign.receipts.remove(receipt_of(campaign, sid, "response"))
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"every_request_terminated"}
+    assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
+
+
+def test_a_request_without_a_reservation_is_refused(tmp_path: Path) -> None:
+    # C18, "omit one global reservation": no worst case was reserved before dispatch.
+    campaign = make_campaign()
+    request_of(campaign, session(campaign, "E-T5-1", "B")["session_id"])["reserved_usd"] = None
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert {v["code"] for v in run.violations} == {"RESERVATION_MISSING"}
+
+
 # ---- 5. reference cost reproduced by hand --------------------------------------------------------
 
 RATES = {"uncached": Fraction(4), "cached": Fraction(2, 5), "output": Fraction(20)}
@@ -1082,6 +1182,19 @@ def test_review_cost_by_hand(default_run: Run) -> None:
     d = session(campaign, "E-T4-2", "D")["session_id"]
     b = session(campaign, "E-T4-2", "B")["session_id"]
     assert str(workflow[b]) == str(hand_cost(campaign, d) + hand_cost(campaign, b))
+
+
+def test_physical_billing_counts_the_shared_draft_once(default_run: Run) -> None:
+    # C20: each complete workflow is allocated D, but the campaign pays for D once.
+    campaign = make_campaign()
+    every_session = sum(hand_cost(campaign, s["session_id"]) for s in campaign.sessions)
+    drafts = sum(
+        hand_cost(campaign, s["session_id"]) for s in campaign.sessions if s["role"] == "D"
+    )
+    [row] = default_run.table("macro_averages")["rows"]
+    values = dict(zip(default_run.table("macro_averages")["columns"], row["values"], strict=True))
+    assert Fraction(str(values["physical_campaign_cost"])) == every_session
+    assert Fraction(str(values["allocated_workflow_cost"])) == every_session + drafts
 
 
 # ---- 6. tampering --------------------------------------------------------------------------------
