@@ -982,6 +982,37 @@ def test_c23_failed_draft_scores_zero(tmp_path: Path) -> None:
     assert run.verdict != "NO_VERDICT_EXECUTION_INVALID"
 
 
+@pytest.mark.parametrize("outcome", ["malformed", "refusal", "timeout", "budget_exhausted"])
+def test_a_failed_review_is_a_valid_scored_failure(outcome: str, tmp_path: Path) -> None:
+    # C16: not an infrastructure failure, no rerun: admitted, scored R=0, U=0, critical failure.
+    campaign = make_campaign()
+    sid = session(campaign, "E-T5-2", "B")["session_id"]
+    session(campaign, "E-T5-2", "B")["outcome"] = outcome
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0, run.violations
+    assert run.data["admitted"] is True
+    assert str(run.column("runs", "R")[sid]) == "0"
+    assert str(run.column("runs", "U")[sid]) == "0"
+    assert run.column("runs", "critical_failure")[sid] is True
+    assert run.column("runs", "critical_wrong_claims")[sid] == "unscorable"
+    assert run.verdict != "ADVANCE"
+
+
+def test_a_confident_critical_wrong_claim_fails_the_critical_gate(tmp_path: Path) -> None:
+    # C08: both source-based ratings count one critical wrong claim in a B answer.
+    campaign = make_campaign()
+    sid = session(campaign, "E-T5-2", "B")["session_id"]
+    for rating in ratings_of(campaign, sid):
+        if rating["obligation_id"] is None:
+            rating["critical_wrong_claims"] = 1
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0, run.violations
+    assert run.column("runs", "critical_wrong_claims")[sid] == 1
+    assert run.column("runs", "critical_failure")[sid] is True
+    assert run.gates()["b_no_critical_failures"]["passed"] is False
+    assert run.verdict != "ADVANCE"
+
+
 # ---- 4b. C18 ceilings: just below / equal / just above -------------------------------------------
 
 CAMPAIGN_ENTRY = "Q0050"
