@@ -21,22 +21,30 @@ from engine.syntax import ast
 def rule_graphs(
     symbols: SymbolTable, infos: Mapping[str, DeclInfo]
 ) -> tuple[dict[str, frozenset[str]], list[Diagnostic]]:
-    """The graphs of every declaration, and a diagnostic for each that can run on none."""
+    """The graphs of every declaration, and a diagnostic for each that can run on none.
+
+    The dependencies must be acyclic (`check_rules` reports cycles and skips this).
+    """
     kinds = symbols.kinds
     dependencies = nx.DiGraph()
     for name, info in infos.items():
         dependencies.add_node(name)
         dependencies.add_edges_from((name, ref) for ref in info.references if ref in infos)
+    # The kinds each declaration reads, its dependencies' included: every dependency comes
+    # before its users in this order, so each set is built once from finished ones.
+    reads: dict[str, set[str]] = {}
+    for name in reversed(list(nx.topological_sort(dependencies))):
+        reads[name] = {kind for kind in infos[name].kinds if kind in kinds}
+        for ref in dependencies.successors(name):
+            reads[name] |= reads[ref]
     graphs: dict[str, frozenset[str]] = {}
     diagnostics: list[Diagnostic] = []
-    for name, info in infos.items():
+    for name in infos:
         decl = symbols.declarations.get(name)
         if isinstance(decl, ast.KindDecl):
             graphs[name] = frozenset(graph.text for graph in decl.graphs)
             continue
-        read = {kind for kind in info.kinds if kind in kinds}
-        for dependency in nx.descendants(dependencies, name):
-            read |= {kind for kind in infos[dependency].kinds if kind in kinds}
+        read = reads[name]
         if not read:
             graphs[name] = frozenset()
             continue
