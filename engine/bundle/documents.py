@@ -27,7 +27,7 @@ class Document:
 
     `value` is what the rules read: the parsed JSON or YAML value, or for JSON Lines the
     list of records (blank lines skipped). `raw` is the bytes it was parsed from; the other
-    fields only serve `position`.
+    fields only serve `position`: for JSON Lines, each record's line number and bytes.
     """
 
     name: str
@@ -35,7 +35,7 @@ class Document:
     format: str
     value: Any
     raw: bytes
-    record_lines: tuple[int, ...] = ()
+    record_lines: tuple[tuple[int, bytes], ...] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
@@ -53,8 +53,8 @@ class Document:
             head, slash, rest = pointer.lstrip("/").partition("/")
             if not head.isdigit() or int(head) >= len(self.record_lines):
                 return None, None
-            line = self.record_lines[int(head)]
-            found = locate(self.raw.split(b"\n")[line - 1], slash + rest)
+            line, record = self.record_lines[int(head)]
+            found = locate(record, slash + rest)
             return line, found[1] if found is not None else None
         found = locate(self.raw, pointer)
         return found if found is not None else (None, None)
@@ -127,14 +127,14 @@ def _load(name: str, path: Path, kind: str) -> Document:
     if kind == "json":
         return Document(name, file, kind, loads_strict(raw, file), raw)
     records: list[Any] = []
-    lines: list[int] = []
+    lines: list[tuple[int, bytes]] = []
     problems: list[Diagnostic] = []
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
             records.append(loads_strict(line, file))
-            lines.append(number)
+            lines.append((number, line))
         except RulecheckError as error:
             problems += [
                 Diagnostic(
