@@ -25,10 +25,9 @@ from campaign_builder import (
     make_campaign,
     write_campaign,
 )
-from click.testing import CliRunner
+from cli_run import CliRun
 
 from engine.bundle.ordering import blind_answer_id
-from engine.cli import main
 from engine.freeze.hashing import sha256_hex
 
 SCORECARD_GATES = (
@@ -62,24 +61,8 @@ def eval_factor(value: float) -> dict[str, float]:
 # ---- running the CLI ---------------------------------------------------------------------------
 
 
-class Run:
-    """One CLI invocation: exit code, stdout, stderr and the parsed JSON (if any)."""
-
-    def __init__(self, args: list[str]) -> None:
-        result = CliRunner().invoke(main, args)
-        self.exit_code = result.exit_code
-        self.stdout = result.stdout
-        self.stderr = result.stderr
-        self.exception = result.exception
-        try:
-            self.data: Any = json.loads(self.stdout)
-        except ValueError:
-            self.data = None
-
-    def assert_clean(self) -> None:
-        """No Python traceback leaked into the output, and no uncaught exception."""
-        assert "Traceback" not in self.stdout + self.stderr
-        assert self.exception is None or isinstance(self.exception, SystemExit)
+class Run(CliRun):
+    """One CLI invocation, with accessors for the campaign report's JSON."""
 
     # -- JSON accessors
     @property

@@ -12,12 +12,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_run import CliRun
 
-from engine.cli import main
 from engine.evaluate.links import EVALUATION_ERROR
 from engine.report.output import to_json
 
@@ -26,20 +24,12 @@ RULES = DATA / "shop.rules"
 FILES = {"catalogue": "catalogue.yaml", "orders": "orders.jsonl", "policy": "policy.json"}
 
 
-class Run:
-    """One CLI invocation, with its JSON report parsed when it printed one."""
+class Run(CliRun):
+    """One CLI invocation, checked for a traceback, with its JSON report parsed."""
 
     def __init__(self, args: list[str]) -> None:
-        result = CliRunner().invoke(main, args)
-        self.exit_code = result.exit_code
-        self.stdout = result.stdout
-        self.stderr = result.stderr
-        assert result.exception is None or isinstance(result.exception, SystemExit)
-        assert "Traceback" not in self.stdout + self.stderr
-        try:
-            self.data: Any = json.loads(self.stdout)
-        except ValueError:
-            self.data = None
+        super().__init__(args)
+        self.assert_clean()
 
     def codes(self) -> list[str]:
         return [v["code"] for v in self.data["violations"]]

@@ -9,7 +9,6 @@ reason (its own reject code), while the unedited set passes.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from fractions import Fraction
@@ -17,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_run import CliRun
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trials_builder import CONTROLS, EXPECTED_ARMS, EXPECTED_TRIALS, bundle, write
-
-from engine.cli import main
 
 Documents = dict[str, Any]
 
@@ -30,9 +27,9 @@ Documents = dict[str, Any]
 def run(graph: str, paths: dict[str, Path]) -> dict[str, Any]:
     """`rulecheck evaluate GRAPH` on the given documents; the JSON report and exit code."""
     inputs = [f"--input={name}={path}" for name, path in paths.items()]
-    result = CliRunner().invoke(main, ["evaluate", graph, *inputs, "--format", "json"])
-    assert "Traceback" not in result.output
-    data: dict[str, Any] = json.loads(result.stdout)
+    result = CliRun(["evaluate", graph, *inputs, "--format", "json"])
+    result.assert_clean()
+    data: dict[str, Any] = result.data
     data["exit_code"] = result.exit_code
     return data
 
@@ -122,11 +119,9 @@ def test_arm_rates_exclude_indeterminate_trials_from_their_denominators() -> Non
 
 def test_the_oracle_graph_reads_no_trial_documents() -> None:
     inputs = [f"--input={name}={path}" for name, path in shipped("oracle", "trials").items()]
-    result = CliRunner().invoke(main, ["evaluate", "oracle", *inputs, "--format", "json"])
+    result = CliRun(["evaluate", "oracle", *inputs, "--format", "json"])
     assert result.exit_code == 2
-    assert json.loads(result.stdout)["diagnostics"][0]["message"] == (
-        "graph `oracle` reads no document `trials`"
-    )
+    assert result.data["diagnostics"][0]["message"] == ("graph `oracle` reads no document `trials`")
 
 
 def test_an_arm_without_trials_reports_no_rates(tmp_path: Path) -> None:
