@@ -390,3 +390,44 @@ def test_a_long_chain_of_constants_in_any_order() -> None:
     backward = hash_texts({"c.rules": 'ruleset c version "1"\n' + "\n".join(chain[::-1])})
     assert hashes(forward) == hashes(backward)
     assert forward.ruleset_hash == backward.ruleset_hash
+
+
+# ---- language growth: new syntax, old hashes --------------------------------------------------
+
+_KINDS_TEXT = """ruleset s version "1"
+kind request of campaign
+  records requests ""
+  key request_id
+  attr reserved_usd: USD
+  attr start_utc: text
+  edge session_id -> session
+kind session of campaign
+  records sessions "", "/more"
+  key session_id
+  attr role: text
+"""
+# The hashes these kinds had before `records ... optional` and `attr ... as text` existed.
+_KIND_HASHES = {
+    "request": "8dc7dbdfbef5b026eb29268d6e592260981c25d93d0ee41b5d2a3af3165c65b0",
+    "session": "32d8a4574c65475fca004c251fbd1e2dfeefb5962806c0284ffbd1ebf50e2896",
+}
+
+
+def test_a_kind_without_the_new_syntax_keeps_its_hash() -> None:
+    hashed = hash_texts({"s.rules": _KINDS_TEXT})
+    assert hashes(hashed) == _KIND_HASHES
+    assert hashed.ruleset_hash == (
+        "ec4e9bf3384da254546bc72220bd591deb09b3a4bed1e3c2306aaf0a915ebb25"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ("attr reserved_usd: USD\n", "attr reserved_usd: USD as text\n", "request"),
+        ('records sessions "", "/more"\n', 'records sessions "", "/more" optional\n', "session"),
+    ],
+)
+def test_optional_and_as_text_change_the_hash(old: str, new: str, changed: str) -> None:
+    after = hashes(hash_texts({"s.rules": _KINDS_TEXT.replace(old, new)}))
+    assert {name for name in after if after[name] != _KIND_HASHES[name]} == {changed}

@@ -21,18 +21,24 @@ def canonical_number(value: Fraction) -> str:
     )
 
 
-_SEMANTIC_FIELDS: dict[type, tuple[str, ...] | None] = {}
+# A field's default when it has one, else this marker (no value equals it).
+_NO_DEFAULT: Any = object()
+_SEMANTIC_FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
 
 
-def _semantic_fields(node_type: type) -> tuple[str, ...] | None:
-    """The fields of an AST node type that carry meaning; None for a non-dataclass type.
+def _semantic_fields(node_type: type) -> tuple[tuple[str, Any], ...] | None:
+    """The fields of an AST node type that carry meaning, each with its default value (or
+    `_NO_DEFAULT`); None for a non-dataclass type.
 
     Cached per type: calling `dataclasses.fields` on every node made hashing twice as slow.
     """
     if node_type not in _SEMANTIC_FIELDS:
         _SEMANTIC_FIELDS[node_type] = (
             tuple(
-                item.name
+                (
+                    item.name,
+                    _NO_DEFAULT if item.default is dataclasses.MISSING else item.default,
+                )
                 for item in dataclasses.fields(node_type)
                 if item.name not in _PRESENTATION_FIELDS
             )
@@ -64,8 +70,13 @@ def canonical_form(node: Any) -> Any:
     names = _semantic_fields(type(node))
     if names is not None:
         form: dict[str, Any] = {"node": type(node).__name__}
-        for name in names:
-            form[name] = canonical_form(getattr(node, name))
+        for name, default in names:
+            value = getattr(node, name)
+            # A field with a default was added to the language later (`records ...
+            # optional`, `attr ... as text`); left out while it holds that default, it
+            # keeps the hash of every declaration that does not use the new syntax.
+            if value is not default and value != default:
+                form[name] = canonical_form(value)
         if isinstance(node, ast.KindDecl) and len(node.graphs) == 1:
             # A kind of one graph keeps the form it had before kinds could be shared, so
             # that no hash of an unchanged rule file changes with the language's growth.

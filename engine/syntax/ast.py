@@ -222,8 +222,12 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class AttrDecl:
+    """`attr NAME: TYPE [as text]`: `as_text` says that the values of a unit or `number`
+    attribute are written as decimal text (`"0.52"`) rather than as JSON numbers."""
+
     name: Ident
     type: Ident
+    as_text: bool = False
     span: Span = _span()
 
 
@@ -274,10 +278,12 @@ class MetricDecl:
 
 @dataclass(frozen=True, slots=True)
 class Records:
-    """`records DOCUMENT "/pointer", ...`: where a kind's nodes come from in the input."""
+    """`records DOCUMENT "/pointer", ... [optional]`: where a kind's nodes come from in the
+    input. A pointer that finds nothing is an error unless the clause is `optional`."""
 
     document: Ident
     pointers: tuple[str, ...]
+    optional: bool = False
     span: Span = _span()
 
 

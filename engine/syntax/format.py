@@ -15,8 +15,8 @@ Layout:
   `kind NAME of GRAPH`, `code NAME "message"`, `link NAME`, `gate NAME`, `budget NAME`,
   `decision NAME`, `transitions NAME`.
 - Every further clause is on a line of its own, indented by two spaces, in this order:
-  `source "..."`; `records DOC "/ptr", ...` lines, `key FIELD`, `attr NAME: TYPE` lines
-  then `edge LABEL -> KIND, ...` lines; the
+  `source "..."`; `records DOC "/ptr", ... [optional]` lines, `key FIELD`,
+  `attr NAME: TYPE [as text]` lines then `edge LABEL -> KIND, ...` lines; the
   `for VAR in EXPR where EXPR` bindings; `ledger VAR in EXPR where EXPR order by EXPR`;
   `total EXPR OP EXPR`; `require EXPR`; `else reject CODE`; `when EXPR => VERDICT` rows and
   `otherwise => VERDICT` (in the author's order); and for transitions `initial S`,
@@ -431,11 +431,15 @@ def _clauses(decl: ast.Declaration, block: _Block) -> None:
     if isinstance(decl, ast.KindDecl):
         for records in decl.records:
             pointers = ", ".join(_quote(pointer) for pointer in records.pointers)
-            block.piece(block.add(f"records {records.document.text} {pointers}"), records.span)
+            optional = " optional" if records.optional else ""
+            line = block.add(f"records {records.document.text} {pointers}{optional}")
+            block.piece(line, records.span)
         if decl.key is not None:
             block.piece(block.add(f"key {decl.key.text}"), decl.key.span)
         for attr in decl.attrs:
-            block.piece(block.add(f"attr {attr.name.text}: {attr.type.text}"), attr.span)
+            as_text = " as text" if attr.as_text else ""
+            line = block.add(f"attr {attr.name.text}: {attr.type.text}{as_text}")
+            block.piece(line, attr.span)
         for edge in decl.edges:
             line = block.add(f"edge {edge.label.text} -> {_names(edge.targets)}")
             block.piece(line, edge.span)

@@ -365,15 +365,25 @@ class _Builder:
             span,
         )
 
-    def records_decl(self, span: ast.Span, children: list[Token]) -> ast.Records:
-        document, *pointers = children
-        return ast.Records(self._ident(document), tuple(_unquote(p) for p in pointers), span)
+    def records_decl(self, span: ast.Span, children: list[Any]) -> ast.Records:
+        document, *pointers, optional = children
+        quoted = tuple(_unquote(p) for p in pointers)
+        return ast.Records(self._ident(document), quoted, optional=bool(optional), span=span)
+
+    def optional(self, span: ast.Span, children: list[Token]) -> bool:
+        return True
 
     def key_decl(self, span: ast.Span, children: list[Token]) -> ast.Ident:
         return self._ident(children[0])
 
-    def attr_decl(self, span: ast.Span, children: list[Token]) -> ast.AttrDecl:
-        return ast.AttrDecl(self._ident(children[0]), self._ident(children[1]), span)
+    def attr_decl(self, span: ast.Span, children: list[Any]) -> ast.AttrDecl:
+        name, type_name, as_text = children
+        return ast.AttrDecl(
+            self._ident(name), self._ident(type_name), as_text=bool(as_text), span=span
+        )
+
+    def as_text(self, span: ast.Span, children: list[Token]) -> bool:
+        return True
 
     def edge_decl(self, span: ast.Span, children: list[Token]) -> ast.EdgeDecl:
         label, _arrow, *targets = children
