@@ -34,6 +34,7 @@ class Case:
     line: int
     column: int
     hint: str | None = None
+    severity: str = "error"  # a warning is reported but leaves the rules usable (exit 0)
 
 
 CASES = (
@@ -178,6 +179,24 @@ CASES = (
         "`final/claims` is not a JSON pointer (it must be empty or start with `/`)",
         3,
         3,
+    ),
+    Case(
+        "pointer_empty_key",
+        "POINTER_EMPTY_KEY",
+        'pointer `/` names the member `""` of an object, not the whole document',
+        4,
+        3,
+        'write `""` for the whole document (a JSON Lines document is its list of records)',
+        severity="warning",
+    ),
+    Case(
+        "as_text_type",
+        "AS_TEXT_TYPE",
+        "attribute `model` is of type `text`: only a unit or `number` attribute can be "
+        "written `as text`",
+        3,
+        3,
+        '`as text` reads decimal text such as `"0.52"` as an exact number',
     ),
     Case(
         "decision_incomplete",
@@ -330,7 +349,7 @@ def lint_json(path: Path) -> tuple[int, dict[str, Any]]:
 def _expected(case: Case, path: Path) -> dict[str, Any]:
     form: dict[str, Any] = {
         "code": case.code,
-        "severity": "error",
+        "severity": case.severity,
         "message": case.message.format(path=path),
         "file": str(path),
         "line": case.line,
@@ -354,8 +373,8 @@ def _actual(diagnostic: dict[str, Any]) -> dict[str, Any]:
 def test_error_class_json(case: Case) -> None:
     path = DATA / f"{case.file}.rules"
     exit_code, report = lint_json(path)
-    assert exit_code == 1
-    assert report["ok"] is False
+    assert exit_code == (1 if case.severity == "error" else 0)
+    assert report["ok"] is (case.severity != "error")
     assert [_actual(d) for d in report["diagnostics"]] == [_expected(case, path)]
 
 
@@ -363,10 +382,10 @@ def test_error_class_json(case: Case) -> None:
 def test_error_class_text(case: Case) -> None:
     path = DATA / f"{case.file}.rules"
     result = lint(str(path))
-    assert result.exit_code == 1
+    assert result.exit_code == (1 if case.severity == "error" else 0)
     message = case.message.format(path=path)
     lines = result.stderr.splitlines()
-    head = f"{path}:{case.line}:{case.column}: error[{case.code}]: {message}"
+    head = f"{path}:{case.line}:{case.column}: {case.severity}[{case.code}]: {message}"
     index = next(i for i, line in enumerate(lines) if line.startswith(head))
     source = path.read_bytes().decode("utf-8", errors="replace").split("\n")[case.line - 1]
     assert lines[index + 1] == f"{case.line:>5} | {source}"
@@ -376,7 +395,7 @@ def test_error_class_text(case: Case) -> None:
     assert set(caret[len("      | ") :].strip()) == {"^"}
     if case.hint is not None:
         assert lines[index + 3] == f"  = {case.hint}"
-    assert result.stdout.endswith(": 1 error\n")
+    assert result.stdout.endswith(": 1 error\n" if case.severity == "error" else ": ok\n")
 
 
 def test_every_check_code_has_a_case() -> None:
@@ -411,6 +430,20 @@ def test_clean_file() -> None:
     exit_code, report = lint_json(path)
     assert exit_code == 0
     assert report == {"diagnostics": [], "ok": True}
+
+
+def test_an_empty_token_inside_a_pointer_is_a_warning_with_the_pointer_meant(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "p.rules"
+    path.write_text(
+        'ruleset p version "1"\nkind claim of answer\n  records answer "/final//claims/"\n'
+    )
+    exit_code, report = lint_json(path)
+    assert exit_code == 0
+    [diagnostic] = report["diagnostics"]
+    assert (diagnostic["code"], diagnostic["severity"]) == ("POINTER_EMPTY_KEY", "warning")
+    assert diagnostic["hint"] == "did you mean `/final/claims`?"
 
 
 def test_kinds_may_name_each_other() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine.check.kinds import check_kind
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.syntax import ast
@@ -220,14 +221,7 @@ class TypeChecker:
         return ANY
 
     def _check_kind(self, decl: ast.KindDecl) -> None:
-        for records in decl.records:
-            for pointer in records.pointers:
-                if pointer and not pointer.startswith("/"):
-                    self.error(
-                        "INVALID_POINTER",
-                        f"`{pointer}` is not a JSON pointer (it must be empty or start with `/`)",
-                        records.span,
-                    )
+        self.diagnostics += check_kind(decl)  # records pointers and `as text`
         seen: set[str] = set()
         for attr in decl.attrs:
             self.declared_type(attr.type)
