@@ -44,6 +44,12 @@ rules_option = click.option(
     help="Rule files or folders (default: the shipped rules).",
 )
 
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 1) when a link rule, gate or budget binds nothing (VACUOUS).",
+)
+
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
 )
@@ -349,15 +355,26 @@ jobs_option = click.option(
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
 @jobs_option
+@strict_option
 @format_option
 @command
-def admit(bundle: Path, rules: tuple[Path, ...], jobs: int, output_format: str) -> int:
+def admit(
+    bundle: Path, rules: tuple[Path, ...], jobs: int, strict: bool, output_format: str
+) -> int:
     """Check that a campaign bundle may be evaluated; list every failed prerequisite."""
     from engine.report.campaign_report import admission_text, campaign_json
 
     result = _campaign(bundle, rules, jobs)
-    _echo(admission_text(result), output_format, campaign_json(result, scorecards=False))
-    return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)
+    data = campaign_json(result, scorecards=False)
+    _echo(admission_text(result, strict), output_format, data)
+    return _campaign_exit(result, strict)
+
+
+def _campaign_exit(result: Any, strict: bool) -> int:
+    from engine.report.evaluation_report import strict_failure
+
+    refused = not result.admitted or strict_failure(result.evaluation, strict)
+    return int(ExitCode.REFUSED if refused else ExitCode.OK)
 
 
 @main.command()
@@ -366,9 +383,15 @@ def admit(bundle: Path, rules: tuple[Path, ...], jobs: int, output_format: str) 
 @report_format_option
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @jobs_option
+@strict_option
 @command
 def check(
-    bundle: Path, rules: tuple[Path, ...], output_format: str, out: Path | None, jobs: int
+    bundle: Path,
+    rules: tuple[Path, ...],
+    output_format: str,
+    out: Path | None,
+    jobs: int,
+    strict: bool,
 ) -> int:
     """Admit a campaign bundle, then compute the three scorecards and the decision."""
     from engine.report.campaign_report import campaign_json, check_text
@@ -377,12 +400,12 @@ def check(
     if output_format == "json":
         text = to_json(campaign_json(result, scorecards=True))
     else:
-        text = check_text(result, markdown=output_format == "markdown")
+        text = check_text(result, markdown=output_format == "markdown", strict=strict)
     if out is not None:
         _write_output(out, text)
     else:
         click.echo(text, nl=False)
-    return int(ExitCode.OK if result.admitted else ExitCode.REFUSED)
+    return _campaign_exit(result, strict)
 
 
 @main.command()
@@ -396,9 +419,10 @@ def check(
 )
 @rules_option
 @report_format_option
+@strict_option
 @command
 def evaluate(
-    graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str
+    graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str, strict: bool
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -408,7 +432,7 @@ def evaluate(
     from engine.bundle.documents import load_documents, parse_input_option
     from engine.evaluate.inputs import check_inputs, evaluate_documents
     from engine.evaluate.program import compile_program
-    from engine.report.graph_report import graph_json, graph_text
+    from engine.report.graph_report import graph_json, graph_text, passed
     from engine.ruleset import load_ruleset
 
     named = [parse_input_option(text) for text in inputs]
@@ -416,10 +440,11 @@ def evaluate(
     check_inputs(program, graph, [name for name, _ in named])
     result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
-        click.echo(to_json(graph_json(result)), nl=False)
+        click.echo(to_json(graph_json(result, strict)), nl=False)
     else:
-        click.echo(graph_text(result, markdown=output_format == "markdown"), nl=False)
-    return int(ExitCode.OK if result.passed else ExitCode.REFUSED)
+        markdown = output_format == "markdown"
+        click.echo(graph_text(result, markdown=markdown, strict=strict), nl=False)
+    return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
 
 
 @main.command()

@@ -184,7 +184,7 @@ class AnswerChecker:
             documents["source"] = source_document(packet.value, job.source)
         ctx = Context(build_graph(self.spec, documents))
         for link in self.links:
-            for violation in run_link(link, ctx, "answer"):
+            for violation in run_link(link, ctx, "answer")[0]:
                 if shape_ok or violation.code != EVALUATION_ERROR:
                     findings.append(_locate_violation(violation, inputs))
         return report(findings, len(self.links))

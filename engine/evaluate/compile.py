@@ -24,16 +24,17 @@ from engine.units import to_base
 
 Env = dict[str, Any]
 Compiled = Callable[[Context, Env], Any]
-LinkRun = tuple[list[Env], list[tuple[Env, str]], str | None]
+Failures = list[tuple[Env, str]]
+RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failures], int]
 
-__all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "LinkRun"]
+__all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "Failures", "RuleRun"]
 
 ELEMENT_MARK = "@element:"
 _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ ratio median mean minimum maximum "
     "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound "
-    "truth utc navigate entry one starts_with"
+    "truth utc navigate entry one starts_with items failure"
 )
 _RUNTIME = {f"_{name}": getattr(runtime, name) for name in _RUNTIME_NAMES.split()}
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
@@ -55,6 +56,22 @@ _SIMPLE_BUILTINS = {
 }
 
 
+def _env_code(entries: list[str]) -> str:
+    """Code for a binding's environment: the free variables plus the clauses bound so far."""
+    return "{**env" + "".join(f", {entry}" for entry in entries) + "}"
+
+
+def _list_owner(source: ast.Expr, scope: dict[str, str]) -> str | None:
+    """The bound variable whose list attribute a `for` clause iterates (`for e in c.ids`)."""
+    if (
+        isinstance(source, ast.Attribute)
+        and isinstance(source.target, ast.Name)
+        and source.target.id in scope
+    ):
+        return source.target.id
+    return None
+
+
 def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
@@ -68,7 +85,7 @@ class Compiler:
         self.constants: dict[str, Any] = {}
         self._namespace: dict[str, Any] = {
             **_RUNTIME,
-            "_EvaluationError": EvaluationError,
+            "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
         }
         self._counter = itertools.count()
@@ -98,58 +115,96 @@ class Compiler:
         function: Compiled = self._define(name, source)
         return function
 
-    def link_function(self, decl: ast.LinkDecl) -> Callable[[Context], LinkRun]:
-        """A link rule as one function: nested loops over its bindings, returning the
-        failing environments, per-binding evaluation errors, and a rule-level error."""
-        name = f"link_{decl.name.text}"
-        lines = [
-            f"def {name}(ctx):",
-            f"    {_PREAMBLE}",
-            "    env = {}; failed = []; errors = []",
-            "    try:",
-        ]
+    def rule_function(
+        self,
+        name: str,
+        bindings: tuple[ast.Binding, ...],
+        body: Callable[[dict[str, str], str, str], list[str]] | None = None,
+    ) -> RuleRun:
+        """The one lowering of a rule's `for` clauses: nested loops, generated once.
+
+        The function `f(ctx, env, sink, failed, errors)` binds every clause in order, starting
+        from the free variables in `env`, and returns how many bindings it reached. At each
+        binding it runs `body(scope, env_code, indent)` (generated code that may append to
+        `failed`), or else calls `sink(binding_env)`. A source or filter that cannot be
+        evaluated appends `(partial_env, message)` to `errors` and evaluation goes on with
+        the next binding: one bad record never hides the others.
+        """
+        lines = [f"def {name}(ctx, env, sink, failed, errors):", f"    {_PREAMBLE}", "    n = 0"]
         scope: dict[str, str] = {}
         entries: list[str] = []
-        indent = "        "
-        for depth, binding in enumerate(decl.bindings):
+        indent = "    "
+        for depth, binding in enumerate(bindings):
             var = binding.var.text
             local = f"v{depth}_{var}"
-            source = binding.source
-            owner = (
-                source.target.id
-                if isinstance(source, ast.Attribute)
-                and isinstance(source.target, ast.Name)
-                and source.target.id in scope
-                else None
-            )
+            partial = _env_code(entries)
+            lines += [
+                f"{indent}try:",
+                f"{indent}    it{depth} = {self._binding_source(binding, depth, scope)}",
+                f"{indent}except _FAILURES as error:",
+                f"{indent}    errors.append(({partial}, _failure(error)))",
+                f"{indent}    {'return n' if depth == 0 else 'continue'}",
+            ]
+            owner = _list_owner(binding.source, scope)
             if owner is not None:
-                assert isinstance(source, ast.Attribute)
-                items = f"({self._e(source, scope)} or ())"
-                lines.append(f"{indent}for i{depth}, {local} in enumerate(_coll({items})):")
-                entries.append(f"_ELEMENT + {var!r}: ({owner!r}, {source.name!r}, i{depth})")
+                assert isinstance(binding.source, ast.Attribute)
+                lines.append(f"{indent}for i{depth}, {local} in enumerate(it{depth}):")
+                entries.append(
+                    f"_ELEMENT + {var!r}: ({owner!r}, {binding.source.name!r}, i{depth})"
+                )
             else:
-                lines.append(f"{indent}for {local} in {self._iterable(source, scope)}:")
-                if self._yields_nodes(source, scope):
+                lines.append(f"{indent}for {local} in it{depth}:")
+                if self._yields_nodes(binding.source, scope):
                     self._node_locals.add(local)
             scope = {**scope, var: local}
             entries.append(f"{var!r}: {local}")
             indent += "    "
             if binding.where is not None:
-                lines.append(f"{indent}if ({self._e(binding.where, scope)}) is not True: continue")
-        env = "{" + ", ".join(entries) + "}"
-        require = self._e(decl.require, scope)
-        lines += [
-            f"{indent}try:",
-            f"{indent}    ok = ({require}) is True",
-            f"{indent}except (_EvaluationError, TypeError) as error:",
-            f"{indent}    errors.append(({env}, str(error))); continue",
-            f"{indent}if not ok: failed.append({env})",
-            "    except (_EvaluationError, TypeError) as error:",
-            "        return failed, errors, str(error)",
-            "    return failed, errors, None",
-        ]
-        function: Callable[[Context], LinkRun] = self._define(name, "\n".join(lines) + "\n")
+                lines += [
+                    f"{indent}try:",
+                    f"{indent}    if ({self._e(binding.where, scope)}) is not True: continue",
+                    f"{indent}except _FAILURES as error:",
+                    f"{indent}    errors.append(({_env_code(entries)}, _failure(error))); continue",
+                ]
+        lines.append(f"{indent}n += 1")
+        env = _env_code(entries)
+        lines += body(scope, env, indent) if body is not None else [f"{indent}sink({env})"]
+        lines.append("    return n")
+        function: RuleRun = self._define(name, "\n".join(lines) + "\n")
         return function
+
+    def link_function(self, decl: ast.LinkDecl) -> RuleRun:
+        """A link rule: its bindings, with the requirement checked inline (the hot path).
+
+        A failing binding is appended to `failed`; one whose requirement cannot be
+        evaluated to `errors`.
+        """
+
+        def require(scope: dict[str, str], env: str, indent: str) -> list[str]:
+            condition = self._e(decl.require, scope)
+            return [
+                f"{indent}try:",
+                f"{indent}    ok = ({condition}) is True",
+                f"{indent}except _FAILURES as error:",
+                f"{indent}    errors.append(({env}, _failure(error))); continue",
+                f"{indent}if not ok: failed.append({env})",
+            ]
+
+        return self.rule_function(f"link_{decl.name.text}", decl.bindings, require)
+
+    def _binding_source(self, binding: ast.Binding, depth: int, scope: dict[str, str]) -> str:
+        """Code for what a `for` clause iterates: a collection, never anything else.
+
+        A list attribute of a bound node that is absent (null) binds nothing; any other
+        value that is not a collection is an error of that binding.
+        """
+        if _list_owner(binding.source, scope) is not None:
+            what = repr(f"`for {binding.var.text}`")
+            return f"_items({self._e(binding.source, scope)}, {what})"
+        code = self._e(binding.source, scope)
+        if self._iterable(binding.source, scope) == code:
+            return code
+        return f"_coll({code}, {f'`for {binding.var.text}`'!r})"
 
     # -- machinery ---------------------------------------------------------------------------
 

@@ -8,18 +8,14 @@ the ceiling is named with the running total at that point.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.evaluate.bindings import (
-    CompiledBinding,
-    compile_bindings,
-    describe_binding,
-    enumerate_bindings,
-)
-from engine.evaluate.compile import Compiled, Compiler, Context, Env, EvaluationError
-from engine.evaluate.runtime import eq, ge, gt, le, lt
+from engine.evaluate.bindings import describe_binding
+from engine.evaluate.compile import Compiled, Compiler, Context, Env, Failures, RuleRun
+from engine.evaluate.runtime import FAILURES, EvaluationError, add, eq, failure, ge, gt, le, lt
 from engine.syntax import ast
 
 
@@ -60,6 +56,12 @@ class RuleResult:
     note: str | None
     passed: bool
     observations: tuple[Observation, ...]
+    bound: int = 1
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the rule's `for` clauses bound nothing: its outcome is not evidence."""
+        return self.bound == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ class CompiledGate:
 
     decl: ast.GateDecl
     hash: str
-    bindings: tuple[CompiledBinding, ...]
+    bindings: RuleRun
     require: Compiled
     sides: tuple[Compiled, Compiled, str] | None
 
@@ -79,8 +81,9 @@ class CompiledBudget:
 
     decl: ast.BudgetDecl
     hash: str
-    bindings: tuple[CompiledBinding, ...]
-    ledger: CompiledBinding
+    bindings: RuleRun
+    ledger: RuleRun
+    ledger_var: str
     order: Compiled
     total: Compiled
     reserve: Compiled | None
@@ -93,20 +96,21 @@ def compile_gate(compiler: Compiler, decl: ast.GateDecl, rule_hash: str) -> Comp
     sides = None
     if isinstance(require, ast.Binary) and require.op in _COMPARE:
         sides = (compiler.expr(require.left), compiler.expr(require.right), require.op)
-    return CompiledGate(
-        decl, rule_hash, compile_bindings(compiler, decl.bindings), compiler.expr(require), sides
-    )
+    bindings = compiler.rule_function(f"gate_{decl.name.text}", decl.bindings)
+    return CompiledGate(decl, rule_hash, bindings, compiler.expr(require), sides)
 
 
 def compile_budget(compiler: Compiler, decl: ast.BudgetDecl, rule_hash: str) -> CompiledBudget:
     """Compile a budget's bindings, ledger, total, reservation and ceiling."""
     ledger = decl.ledger
-    entries = compile_bindings(compiler, (ast.Binding(ledger.var, ledger.source, ledger.where),))
+    name = decl.name.text
+    entries = (ast.Binding(ledger.var, ledger.source, ledger.where),)
     return CompiledBudget(
         decl,
         rule_hash,
-        compile_bindings(compiler, decl.bindings),
-        entries[0],
+        compiler.rule_function(f"budget_{name}", decl.bindings),
+        compiler.rule_function(f"ledger_{name}", entries),
+        ledger.var.text,
         compiler.expr(ledger.order),
         compiler.expr(decl.total),
         compiler.expr(decl.reserve) if decl.reserve is not None else None,
@@ -122,25 +126,32 @@ def _observe(gate: CompiledGate, ctx: Context, env: Env) -> Observation:
             observed, bound = left(ctx, env), right(ctx, env)
             return Observation(ids, _COMPARE[op](observed, bound), observed, bound, op)
         return Observation(ids, gate.require(ctx, env) is True)
-    except (EvaluationError, TypeError) as error:
-        return Observation(ids, False, error=str(error))
+    except FAILURES as error:
+        return Observation(ids, False, error=failure(error))
 
 
 def _rule_result(
     kind: str,
     decl: ast.GateDecl | ast.BudgetDecl,
     rule_hash: str,
-    bindings: tuple[CompiledBinding, ...],
+    bindings: RuleRun,
     observe: Callable[[Env], Observation],
     ctx: Context,
 ) -> RuleResult:
-    """Observe every binding of a gate or budget; it passes when every observation does."""
-    try:
-        observations = tuple(observe(env) for env in enumerate_bindings(bindings, ctx))
-    except (EvaluationError, TypeError) as error:
-        observations = (Observation((), False, error=str(error)),)
+    """Observe every binding of a gate or budget; it passes when every observation does.
+
+    A binding whose `for` source or filter fails is a failed observation of its own.
+    """
+    observations: list[Observation] = []
+    errors: Failures = []
+    bound = bindings(ctx, {}, lambda env: observations.append(observe(env)), [], errors)
+    for env, message in errors:
+        observations.append(Observation(describe_binding(env, ctx)[0], False, error=message))
     passed = all(o.passed for o in observations)
-    return RuleResult(decl.name.text, kind, rule_hash, decl.note, passed, observations)
+    bound = bound + len(errors) if decl.bindings else 1  # a failed binding is not vacuity
+    return RuleResult(
+        decl.name.text, kind, rule_hash, decl.note, passed, tuple(observations), bound
+    )
 
 
 def run_gate(gate: CompiledGate, ctx: Context) -> RuleResult:
@@ -155,29 +166,38 @@ def _entry_ids(env: Env, ctx: Context, var: str) -> tuple[str, ...]:
     return ids
 
 
-def _ledger(budget: CompiledBudget, ctx: Context, env: Env) -> Observation:
+def _ledger(budget: CompiledBudget, ctx: Context, env: Env, entries: list[Env]) -> Observation:
+    """One binding's ledger; its entries are appended to `entries` (the caller counts them)."""
     ids, _, _ = describe_binding(env, ctx)
-    var = budget.ledger.var
+    var = budget.ledger_var
+    start = len(entries)
+    errors: Failures = []
+    budget.ledger(ctx, env, entries.append, [], errors)
+    if errors:
+        partial, message = errors[0]
+        where = _entry_ids(partial, ctx, var) if var in partial else ()
+        return Observation(ids, False, error=message, entry=where)
+    entry: tuple[str, ...] = ()
     try:
         ceiling = budget.ceiling(ctx, env)
-        entries = list(enumerate_bindings((budget.ledger,), ctx, env))
-        keyed = [
-            (budget.order(ctx, inner), _entry_ids(inner, ctx, var), inner) for inner in entries
-        ]
-        keyed.sort(key=lambda item: (_sort_key(item[0]), item[1]))
+        keyed = []
+        for inner in entries[start:]:
+            entry = _entry_ids(inner, ctx, var)
+            keyed.append((_sort_key(budget.order(ctx, inner)), entry, inner))
+        keyed.sort(key=lambda item: (item[0], item[1]))
         running: Any = 0
         compare = _COMPARE[budget.decl.op]
-        for _, entry_ids, inner in keyed:
+        for _, entry, inner in keyed:
             amount = budget.total(ctx, inner)
             charged = budget.reserve(ctx, inner) if budget.reserve is not None else amount
-            if not compare(running + charged, ceiling):
+            if not compare(add(running, charged), ceiling):
                 return Observation(
-                    ids, False, running + charged, ceiling, budget.decl.op, entry=entry_ids
+                    ids, False, add(running, charged), ceiling, budget.decl.op, entry=entry
                 )
-            running = running + amount
+            running = add(running, amount)
         return Observation(ids, True, running, ceiling, budget.decl.op)
-    except (EvaluationError, TypeError) as error:
-        return Observation(ids, False, error=str(error))
+    except FAILURES as error:
+        return Observation(ids, False, error=failure(error), entry=entry)
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
@@ -187,15 +207,17 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 
 def run_budget(budget: CompiledBudget, ctx: Context) -> RuleResult:
-    """Evaluate a budget's ledger for every binding."""
-    return _rule_result(
+    """Evaluate a budget's ledger for every binding; it binds what its ledgers hold."""
+    entries: list[Env] = []
+    result = _rule_result(
         "budget",
         budget.decl,
         budget.hash,
         budget.bindings,
-        lambda env: _ledger(budget, ctx, env),
+        lambda env: _ledger(budget, ctx, env, entries),
         ctx,
     )
+    return dataclasses.replace(result, bound=len(entries))
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +226,7 @@ class CompiledTable:
 
     decl: ast.TableDecl
     hash: str
-    bindings: tuple[CompiledBinding, ...]
+    bindings: RuleRun
     columns: tuple[tuple[str, Compiled], ...]
 
 
@@ -234,25 +256,30 @@ class CellError:
 def compile_table(compiler: Compiler, decl: ast.TableDecl, rule_hash: str) -> CompiledTable:
     """Compile a table's bindings and columns."""
     columns = tuple((c.name.text, compiler.expr(c.expr)) for c in decl.columns)
-    return CompiledTable(decl, rule_hash, compile_bindings(compiler, decl.bindings), columns)
+    bindings = compiler.rule_function(f"table_{decl.name.text}", decl.bindings)
+    return CompiledTable(decl, rule_hash, bindings, columns)
 
 
 def _cell(column: Compiled, ctx: Context, env: Env) -> Any:
     try:
         return column(ctx, env)
-    except (EvaluationError, TypeError) as error:
-        return CellError(str(error))
+    except FAILURES as error:
+        return CellError(failure(error))
 
 
 def run_table(table: CompiledTable, ctx: Context) -> TableResult:
-    """Evaluate every row of a table."""
-    rows = []
-    try:
-        for env in enumerate_bindings(table.bindings, ctx):
-            ids, _, _ = describe_binding(env, ctx)
-            rows.append((ids, tuple(_cell(column, ctx, env) for _, column in table.columns)))
-    except (EvaluationError, TypeError) as error:
-        rows.append((("error",), tuple(CellError(str(error)) for _ in table.columns)))
+    """Evaluate every row of a table; a binding that fails is a row of errors."""
+    rows: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
+
+    def row(env: Env) -> None:
+        ids, _, _ = describe_binding(env, ctx)
+        rows.append((ids, tuple(_cell(column, ctx, env) for _, column in table.columns)))
+
+    errors: Failures = []
+    table.bindings(ctx, {}, row, [], errors)
+    for env, message in errors:
+        ids = describe_binding(env, ctx)[0] or ("error",)
+        rows.append((ids, tuple(CellError(message) for _ in table.columns)))
     decl = table.decl
     names = tuple(name for name, _ in table.columns)
     return TableResult(decl.name.text, table.hash, decl.note, names, tuple(rows))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.evaluate.bindings import describe_binding
-from engine.evaluate.compile import Compiler, Context, LinkRun
+from engine.evaluate.compile import Compiler, Context, Env, Failures, RuleRun
 from engine.syntax import ast
 
 EVALUATION_ERROR = "RULE_EVALUATION_ERROR"
@@ -33,7 +32,7 @@ class CompiledLink:
     hash: str
     code: str
     message: str
-    function: Callable[[Context], LinkRun]
+    function: RuleRun
 
 
 def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> CompiledLink:
@@ -46,41 +45,31 @@ def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> Comp
 
 def run_link(
     link: CompiledLink, ctx: Context, subject_document: str | frozenset[str] | None = None
-) -> list[Violation]:
-    """Every violation of one link rule on one graph; evaluation errors are violations too.
+) -> tuple[list[Violation], int]:
+    """Every violation of one link rule on one graph, and how many bindings it checked.
 
-    Violations are located in `subject_document` (the input under check) where possible.
+    A binding that cannot be evaluated is a violation of its own, located like the others,
+    and the rule goes on with the next binding. Violations are located in
+    `subject_document` (the input under check) where possible.
     """
-    failed, errors, fatal = link.function(ctx)
-    violations = []
-    for env in failed:
-        ids, document, pointer = describe_binding(env, ctx, subject_document)
-        violations.append(
-            Violation(link.code, link.message, link.name, link.hash, ids, document, pointer)
-        )
-    for env, message in errors:
-        ids, document, pointer = describe_binding(env, ctx, subject_document)
-        violations.append(
-            Violation(
-                EVALUATION_ERROR,
-                f"rule could not be evaluated: {message}",
-                link.name,
-                link.hash,
-                ids,
-                document,
-                pointer,
-            )
-        )
-    if fatal is not None:
-        violations.append(
-            Violation(
-                EVALUATION_ERROR,
-                f"rule could not be evaluated: {fatal}",
-                link.name,
-                link.hash,
-                (),
-                None,
-                None,
-            )
-        )
-    return violations
+    failed: list[Env] = []
+    errors: Failures = []
+    bound = link.function(ctx, {}, None, failed, errors)
+    violations = [_violation(link, env, ctx, subject_document) for env in failed]
+    violations += [
+        _violation(link, env, ctx, subject_document, f"rule could not be evaluated: {message}")
+        for env, message in errors
+    ]
+    return violations, bound
+
+
+def _violation(
+    link: CompiledLink,
+    env: Env,
+    ctx: Context,
+    subject_document: str | frozenset[str] | None,
+    error: str | None = None,
+) -> Violation:
+    ids, document, pointer = describe_binding(env, ctx, subject_document)
+    code, message = (link.code, link.message) if error is None else (EVALUATION_ERROR, error)
+    return Violation(code, message, link.name, link.hash, ids, document, pointer)

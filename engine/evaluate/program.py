@@ -1,19 +1,25 @@
 """A ruleset compiled once per run, and the evaluation of one graph against it.
 
-Order of evaluation on a graph: link rules, then budgets, then gates in dependency order,
-then decision policies. Each link rule, budget and gate outcome is available to later
-rules as `passed(NAME)` (or a gate's bare name), and to decisions.
+Every rule kind is lowered the same way (`Compiler.rule_function`) and scheduled in one
+order: each rule after every rule it reads (`passed(NAME)`, a gate's bare name, directly
+or through metrics), source order otherwise, decisions after the gates they read. The
+outcome of each link rule, budget and gate is then available to every later rule.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
-from engine.check.decisions import decide, gates_read
-from engine.evaluate.compile import Compiler, Context
+from engine.check.decisions import gates_read
+from engine.check.symbols import location
+from engine.errors import Diagnostic
+from engine.evaluate.compile import Compiled, Compiler, Context
 from engine.evaluate.gates import (
     CompiledBudget,
     CompiledGate,
@@ -28,9 +34,12 @@ from engine.evaluate.gates import (
     run_table,
 )
 from engine.evaluate.links import CompiledLink, Violation, compile_link, run_link
+from engine.evaluate.runtime import EvaluationError
 from engine.graph.build import GraphSpec, graph_spec
 from engine.ruleset import Ruleset
 from engine.syntax import ast
+
+VACUOUS = "VACUOUS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +56,11 @@ class DecisionResult:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """Everything the rules of one graph concluded about one input."""
+    """Everything the rules of one graph concluded about one input.
+
+    `warnings` names each link rule, gate and budget that bound nothing on this input
+    (`VACUOUS`): it passed, but its passing is not evidence.
+    """
 
     violations: tuple[Violation, ...]
     budgets: tuple[RuleResult, ...]
@@ -55,24 +68,85 @@ class Evaluation:
     decisions: tuple[DecisionResult, ...]
     tables: tuple[TableResult, ...] = ()
     outcomes: dict[str, bool] = field(default_factory=dict)
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledDecision:
+    """A decision policy: each `when` row's condition compiled (None for `otherwise`)."""
+
+    decl: ast.DecisionDecl
+    hash: str
+    conditions: tuple[Compiled | None, ...]
+    read: tuple[str, ...]
+
+
+def compile_decision(
+    compiler: Compiler, decl: ast.DecisionDecl, rule_hash: str
+) -> CompiledDecision:
+    """Compile the rows of a decision policy; the linter proved exactly one row applies."""
+    conditions = tuple(
+        compiler.expr(row.condition) if row.condition is not None else None for row in decl.rows
+    )
+    read = sorted({n.id for row in decl.rows if row.condition for n in gates_read(row.condition)})
+    return CompiledDecision(decl, rule_hash, conditions, tuple(read))
+
+
+def run_decision(decision: CompiledDecision, ctx: Context) -> DecisionResult:
+    """The first `when` row whose condition holds, else the `otherwise` row."""
+    chosen = next(
+        (i for i, c in enumerate(decision.conditions) if c is not None and c(ctx, {}) is True),
+        None,
+    )
+    if chosen is None:
+        chosen = next(i for i, c in enumerate(decision.conditions) if c is None)
+    decl = decision.decl
+    return DecisionResult(
+        decl.name.text,
+        decision.hash,
+        decl.note,
+        decl.rows[chosen].verdict.text,
+        chosen + 1,
+        {name: ctx.gates[name] for name in decision.read},
+    )
+
+
+Step = CompiledLink | CompiledBudget | CompiledGate | CompiledTable | CompiledDecision
+
+
+def _step_name(step: Step) -> str:
+    return step.name if isinstance(step, CompiledLink) else step.decl.name.text
+
+
+@dataclass(slots=True)
+class _Run:
+    """The results of one evaluation as they come, each kind in schedule order."""
+
+    violations: list[Violation] = field(default_factory=list)
+    budgets: list[RuleResult] = field(default_factory=list)
+    gates: list[RuleResult] = field(default_factory=list)
+    tables: list[TableResult] = field(default_factory=list)
+    decisions: list[DecisionResult] = field(default_factory=list)
+    vacuous: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """What evaluation needs: the ruleset, its compiler, and every compiled rule."""
+    """What evaluation needs: the ruleset, its compiler, and every rule in schedule order."""
 
     ruleset: Ruleset
     compiler: Compiler
-    links: tuple[CompiledLink, ...]
-    gates: tuple[CompiledGate, ...]
-    budgets: tuple[CompiledBudget, ...]
-    decisions: tuple[ast.DecisionDecl, ...]
-    tables: tuple[CompiledTable, ...]
+    schedule: tuple[Step, ...]
     graphs: Mapping[str, frozenset[str]]
     _specs: dict[str, GraphSpec] = field(default_factory=dict)
 
+    @property
+    def links(self) -> tuple[CompiledLink, ...]:
+        """Every link rule, in schedule order."""
+        return tuple(step for step in self.schedule if isinstance(step, CompiledLink))
+
     def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
-        """The link rules that read graph `graph`, in source order."""
+        """The link rules that read graph `graph`, in schedule order."""
         return tuple(link for link in self.links if graph in self.graphs[link.name])
 
     def graph(self, name: str) -> GraphSpec:
@@ -81,107 +155,133 @@ class Program:
             self._specs[name] = graph_spec(self.ruleset.checked, name)
         return self._specs[name]
 
-    @staticmethod
-    def _record(result: RuleResult, ctx: Context) -> RuleResult:
-        """Make a rule's outcome readable by the rules after it (`passed(NAME)`)."""
-        ctx.gates[result.name] = result.passed
-        return result
-
     def evaluate(
         self, graph: str, ctx: Context, subject: str | frozenset[str] | None = None
     ) -> Evaluation:
-        """Run every rule of graph `graph` on `ctx`, in dependency order."""
-        violations: list[Violation] = []
-        for link in self.links_of(graph):
-            found = run_link(link, ctx, subject)
-            ctx.gates[link.name] = not found
-            violations += found
-        budgets = [
-            self._record(run_budget(budget, ctx), ctx)
-            for budget in self.budgets
-            if graph in self.graphs[budget.decl.name.text]
-        ]
-        gates = [
-            self._record(run_gate(gate, ctx), ctx)
-            for gate in self.gates
-            if graph in self.graphs[gate.decl.name.text]
-        ]
-        hashes = {d.name: d.hash for d in self.ruleset.hashed.declarations}
-        decisions = []
-        for decl in self.decisions:
-            if graph in self.graphs[decl.name.text]:
-                row = decide(decl, ctx.gates)
-                read = _gates_read(decl)
-                decisions.append(
-                    DecisionResult(
-                        decl.name.text,
-                        hashes[decl.name.text],
-                        decl.note,
-                        row.verdict.text,
-                        decl.rows.index(row) + 1,
-                        {name: ctx.gates[name] for name in read},
-                    )
-                )
-        tables = tuple(
-            run_table(table, ctx)
-            for table in self.tables
-            if graph in self.graphs[table.decl.name.text]
-        )
+        """Run every rule of graph `graph` on `ctx`, each after the rules it reads."""
+        run = _Run()
+        for step in self.schedule:
+            if graph in self.graphs[_step_name(step)]:
+                _run_step(step, ctx, subject, run)
         return Evaluation(
-            tuple(violations),
-            tuple(budgets),
-            tuple(gates),
-            tuple(decisions),
-            tables,
+            tuple(run.violations),
+            tuple(run.budgets),
+            tuple(run.gates),
+            tuple(run.decisions),
+            tuple(run.tables),
             dict(ctx.gates),
+            tuple(self._vacuous(name) for name in run.vacuous),
+        )
+
+    def _vacuous(self, name: str) -> Diagnostic:
+        decl = self.ruleset.checked.symbols.declarations[name]
+        what = ast.declaration_kind(decl)
+        where = location(decl.name.span)
+        return Diagnostic(
+            VACUOUS,
+            f"{what} `{name}` binds nothing on this input: its outcome is not evidence",
+            dataclasses.replace(where, file=_portable(where.file)),
+            severity="warning",
+            hint="check that the rule's `for` clauses and ledger reach the records they mean to",
+            rule=name,
+            rule_hash=self.ruleset.hashed.by_name()[name].hash,
         )
 
 
-def _gates_read(decl: ast.DecisionDecl) -> list[str]:
-    names = [n.id for row in decl.rows if row.condition for n in gates_read(row.condition)]
-    return sorted(set(names))
+def _portable(file: str) -> str:
+    """A rule file's path relative to the working folder when it is inside it, so reports
+    name `rules/x.rules` the same way on every machine."""
+    try:
+        return Path(file).resolve().relative_to(Path.cwd()).as_posix()
+    except (ValueError, OSError):
+        return file
+
+
+def _record(result: RuleResult, ctx: Context, results: list[RuleResult], run: _Run) -> None:
+    """Keep a gate's or budget's result, readable by later rules as `passed(NAME)`."""
+    ctx.gates[result.name] = result.passed
+    results.append(result)
+    if result.vacuous:
+        run.vacuous.append(result.name)
+
+
+def _run_step(step: Step, ctx: Context, subject: Any, run: _Run) -> None:
+    match step:
+        case CompiledLink():
+            found, bound = run_link(step, ctx, subject)
+            ctx.gates[step.name] = not found
+            run.violations += found
+            if not bound and not found:
+                run.vacuous.append(step.name)
+        case CompiledBudget():
+            _record(run_budget(step, ctx), ctx, run.budgets, run)
+        case CompiledGate():
+            _record(run_gate(step, ctx), ctx, run.gates, run)
+        case CompiledTable():
+            run.tables.append(run_table(step, ctx))
+        case CompiledDecision():
+            run.decisions.append(run_decision(step, ctx))
+        case _:  # pragma: no cover
+            raise EvaluationError(f"unknown rule step {type(step).__name__}")
+
+
+# Within what the references leave free, rules run kind by kind as they always have.
+_RANK = {ast.LinkDecl: 0, ast.BudgetDecl: 1, ast.GateDecl: 2, ast.DecisionDecl: 3, ast.TableDecl: 4}
 
 
 def compile_program(ruleset: Ruleset) -> Program:
-    """Compile every link rule, gate and budget of a checked, hashed ruleset."""
+    """Compile every rule of a checked, hashed ruleset and schedule them."""
     compiler = Compiler(ruleset.checked)
     hashes = {d.name: d.hash for d in ruleset.hashed.declarations}
-    graphs = ruleset.checked.graphs
-    links, gates, budgets, decisions, tables = [], [], [], [], []
+    steps: dict[str, Step] = {}
     for decl in ruleset.checked.declarations():
         name = decl.name.text
-        if isinstance(decl, ast.LinkDecl):
-            links.append(compile_link(compiler, decl, hashes[name]))
-        elif isinstance(decl, ast.GateDecl):
-            gates.append(compile_gate(compiler, decl, hashes[name]))
-        elif isinstance(decl, ast.BudgetDecl):
-            budgets.append(compile_budget(compiler, decl, hashes[name]))
-        elif isinstance(decl, ast.DecisionDecl):
-            decisions.append(decl)
-        elif isinstance(decl, ast.TableDecl):
-            tables.append(compile_table(compiler, decl, hashes[name]))
-    ordered = _gate_order(gates, ruleset)
-    return Program(
-        ruleset,
-        compiler,
-        tuple(links),
-        ordered,
-        tuple(budgets),
-        tuple(decisions),
-        tuple(tables),
-        graphs,
-    )
+        match decl:
+            case ast.LinkDecl():
+                steps[name] = compile_link(compiler, decl, hashes[name])
+            case ast.GateDecl():
+                steps[name] = compile_gate(compiler, decl, hashes[name])
+            case ast.BudgetDecl():
+                steps[name] = compile_budget(compiler, decl, hashes[name])
+            case ast.DecisionDecl():
+                steps[name] = compile_decision(compiler, decl, hashes[name])
+            case ast.TableDecl():
+                steps[name] = compile_table(compiler, decl, hashes[name])
+    return Program(ruleset, compiler, _schedule(steps, ruleset), ruleset.checked.graphs)
 
 
-def _gate_order(gates: list[CompiledGate], ruleset: Ruleset) -> tuple[CompiledGate, ...]:
-    """Gates so that every gate comes after the gates it reads (source order otherwise)."""
-    by_name = {gate.decl.name.text: gate for gate in gates}
+def _schedule(steps: dict[str, Step], ruleset: Ruleset) -> tuple[Step, ...]:
+    """Every rule after the rules it reads, directly or through metrics and constants.
+
+    The linter refuses cycles (`CYCLIC_DEFINITION`), so the order always exists.
+    """
+    infos = ruleset.checked.infos
+    declarations = ruleset.checked.symbols.declarations
     order = nx.DiGraph()
-    order.add_nodes_from(by_name)
-    for name in by_name:
-        for ref in ruleset.checked.infos[name].references:
-            if ref in by_name:
-                order.add_edge(ref, name)
-    position = {name: index for index, name in enumerate(by_name)}
-    ranked = nx.lexicographical_topological_sort(order, key=lambda name: position[name])
-    return tuple(by_name[name] for name in ranked)
+    order.add_nodes_from(steps)
+    for name in steps:
+        for used in _rules_read(name, steps, infos):
+            order.add_edge(used, name)
+    position = {name: index for index, name in enumerate(steps)}
+
+    def key(name: str) -> tuple[int, int]:
+        return (_RANK[type(declarations[name])], position[name])
+
+    return tuple(steps[name] for name in nx.lexicographical_topological_sort(order, key=key))
+
+
+def _rules_read(name: str, steps: Mapping[str, Step], infos: Mapping[str, Any]) -> set[str]:
+    """The rules `name` reads, looking through the metrics and constants it uses."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    pending = list(infos[name].references)
+    while pending:
+        ref = pending.pop()
+        if ref in seen or ref == name:
+            continue
+        seen.add(ref)
+        if ref in steps:
+            found.add(ref)
+        elif ref in infos:
+            pending += infos[ref].references
+    return found

@@ -24,6 +24,31 @@ class EvaluationError(Exception):
     """A rule could not be evaluated on this input (null arithmetic, empty median, ...)."""
 
 
+# What evaluating a rule on hostile data may raise. Each is reported at the binding that
+# raised it, never as Python's own text (see `failure`).
+FAILURES = (
+    EvaluationError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    ValueError,
+    IndexError,
+    ArithmeticError,
+    RecursionError,
+)
+
+
+def failure(error: BaseException) -> str:
+    """The message a user sees for an evaluation that failed at one binding."""
+    if isinstance(error, EvaluationError):
+        return str(error)
+    if isinstance(error, RecursionError):
+        return "a value is nested too deeply to evaluate"
+    if isinstance(error, ArithmeticError):
+        return "a number is too large to compute with"
+    return "a value has a type this rule cannot use here"
+
+
 @dataclass(slots=True)
 class Context:
     """What one evaluation reads: a graph, the gate outcomes known so far, a metric memo."""
@@ -62,6 +87,13 @@ def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
     if isinstance(value, dict):
         return list(value)
     raise EvaluationError(f"{what} needs a set or list, found {_shown(value)}")
+
+
+def items(value: Any, what: str) -> Iterable[Any]:
+    """A list attribute to iterate: absent (null) binds nothing; a non-collection is an error."""
+    if value is None:
+        return EMPTY
+    return coll(value, what)
 
 
 def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:

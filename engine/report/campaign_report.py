@@ -20,6 +20,8 @@ from engine.report.evaluation_report import (
     table_json,
     table_text,
     violation_json,
+    warnings_json,
+    warnings_text,
 )
 
 BANNER = "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
@@ -83,6 +85,7 @@ def campaign_json(result: CampaignResult, *, scorecards: bool) -> dict[str, Any]
         "campaign_id": manifest.get("campaign_id"),
         "ruleset_hash": result.ruleset_hash,
         "admitted": result.admitted,
+        "warnings": warnings_json(evaluation),
         "admission": {
             "violations": [violation_json(v, _where(result, v)) for v in evaluation.violations],
             "budgets": [rule_json(b) for b in evaluation.budgets],
@@ -126,7 +129,7 @@ def _failed_prerequisites(result: CampaignResult) -> list[str]:
     return lines
 
 
-def admission_text(result: CampaignResult) -> str:
+def admission_text(result: CampaignResult, strict: bool = False) -> str:
     """The admission report."""
     lines = [BANNER, ""] if result.synthetic else []
     lines.append(f"bundle  {result.bundle.root}")
@@ -143,12 +146,15 @@ def admission_text(result: CampaignResult) -> str:
     else:
         lines.append(f"REFUSED: {len(failed)} failed prerequisite(s)")
         lines += failed
+    warnings = warnings_text(result.evaluation, strict)
+    if warnings:
+        lines += ["", *warnings[:-1]]
     return "\n".join(lines) + "\n"
 
 
-def check_text(result: CampaignResult, *, markdown: bool = False) -> str:
+def check_text(result: CampaignResult, *, markdown: bool = False, strict: bool = False) -> str:
     """The full `check` report: admission, runs, summaries, gates and the verdict."""
-    lines = [admission_text(result).rstrip("\n"), ""]
+    lines = [admission_text(result, strict).rstrip("\n"), ""]
     data = campaign_json(result, scorecards=True)
     structural = data["automatic_validation"]
     human = data["human_decisions"]

@@ -12,7 +12,8 @@ from typing import Any
 
 from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
 from engine.evaluate.links import Violation
-from engine.evaluate.program import DecisionResult
+from engine.evaluate.program import DecisionResult, Evaluation
+from engine.report.diagnostics import diagnostic_json
 
 
 def exact(value: Any) -> Any:
@@ -180,3 +181,26 @@ def decision_text(decision: DecisionResult) -> list[str]:
     )
     head = f"DECISION {decision.name} [{decision.hash[:12]}] row {decision.row}"
     return [f"{head}: {decision.verdict}", f"  {outcomes}"]
+
+
+def warnings_json(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Every warning of an evaluation (`VACUOUS` rules), as data."""
+    return [diagnostic_json(w) for w in evaluation.warnings]
+
+
+def warnings_text(evaluation: Evaluation, strict: bool) -> list[str]:
+    """The warnings block: each vacuous rule, and whether `--strict` makes them a failure."""
+    if not evaluation.warnings:
+        return []
+    consequence = "--strict: these fail the run" if strict else "--strict makes them fail"
+    lines = [f"WARNINGS ({len(evaluation.warnings)}; {consequence})"]
+    for warning in evaluation.warnings:
+        where = warning.location.render() if warning.location else ""
+        lines.append(f"  {warning.code}: {warning.message}")
+        lines.append(f"    at {where}; rule {warning.rule} {warning.rule_hash}")
+    return [*lines, ""]
+
+
+def strict_failure(evaluation: Evaluation, strict: bool) -> bool:
+    """True when `--strict` was given and some rule bound nothing."""
+    return strict and bool(evaluation.warnings)

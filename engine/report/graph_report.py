@@ -15,9 +15,12 @@ from engine.report.evaluation_report import (
     decision_text,
     gate_text,
     rule_json,
+    strict_failure,
     table_json,
     table_text,
     violation_json,
+    warnings_json,
+    warnings_text,
 )
 
 
@@ -37,13 +40,20 @@ def _where(result: GraphResult, violation: Violation) -> dict[str, Any]:
     return where
 
 
-def graph_json(result: GraphResult) -> dict[str, Any]:
+def passed(result: GraphResult, strict: bool) -> bool:
+    """Every rule holds, and with `--strict` none bound nothing."""
+    return result.passed and not strict_failure(result.evaluation, strict)
+
+
+def graph_json(result: GraphResult, strict: bool = False) -> dict[str, Any]:
     """The whole report as data (canonical when serialised with sorted keys)."""
     evaluation = result.evaluation
     return {
         "graph": result.graph,
         "ruleset_hash": result.ruleset_hash,
-        "passed": result.passed,
+        "passed": passed(result, strict),
+        "strict": strict,
+        "warnings": warnings_json(evaluation),
         "inputs": {
             name: {"file": document.file, "format": document.format, "sha256": document.sha256}
             for name, document in sorted(result.documents.items())
@@ -85,21 +95,24 @@ def _budget_text(budget: RuleResult) -> list[str]:
     return lines
 
 
-def graph_text(result: GraphResult, *, markdown: bool = False) -> str:
+def graph_text(result: GraphResult, *, markdown: bool = False, strict: bool = False) -> str:
     """The report for reading: inputs, the outcome, then findings, rules, tables, decisions."""
     evaluation = result.evaluation
     failed_rules = [r for r in (*evaluation.budgets, *evaluation.gates) if not r.passed]
     lines = [f"graph   {result.graph}", f"rules   ruleset {result.ruleset_hash}"]
     for name, document in sorted(result.documents.items()):
         lines.append(f"input   {name} = {document.file} (sha256 {document.sha256})")
-    if result.passed:
+    if passed(result, strict):
         lines.append("PASSED: no link rule violated; every budget and gate holds")
+    elif result.passed:
+        lines.append("FAILED (--strict): every rule holds, but some bind nothing")
     else:
         lines.append(
             f"FAILED: {len(evaluation.violations)} violation(s), "
             f"{len(failed_rules)} failed budget(s) or gate(s)"
         )
     lines.append("")
+    lines += warnings_text(evaluation, strict)
     if evaluation.violations:
         lines.append("VIOLATIONS")
         for violation in evaluation.violations:
