@@ -130,19 +130,24 @@ def main() -> None:
 
 @main.command()
 @paths_argument
+@click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
 @format_option
 @command
-def lint(paths: tuple[Path, ...], output_format: str) -> int:
+def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
     """Parse and statically check rule files (default: the shipped rules)."""
     from engine.ruleset import lint_paths
 
     checked, diagnostics = lint_paths(_default_paths(paths))
     errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
     summary = (
         f"{_count(len(checked.files), 'file')}, "
         f"{_count(len(checked.declarations()), 'declaration')}: "
         + (_count(errors, "error") if errors else "ok")
+        + (f" ({_count(warnings, 'warning')})" if warnings else "")
     )
+    if strict and warnings and not errors:
+        errors = warnings
     if output_format == "json":
         data = {"ok": not errors, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
         click.echo(to_json(data), nl=False)

@@ -13,6 +13,7 @@ from engine.check.graphs import rule_graphs
 from engine.check.symbols import SymbolTable, build_symbols, location
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
+from engine.check.usage import usage_warnings
 from engine.errors import Diagnostic, sorted_diagnostics
 from engine.syntax import ast
 
@@ -70,6 +71,8 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
     if not cycles:  # which graphs a rule runs on follows its dependencies
         graphs, disjoint = rule_graphs(symbols, infos)
         diagnostics += disjoint
+        failed = frozenset(d.rule for d in disjoint if d.rule)
+        diagnostics += usage_warnings(symbols, infos, graphs, failed)
     unique = list(dict.fromkeys(diagnostics))
     return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)), graphs)
 
