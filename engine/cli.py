@@ -485,3 +485,41 @@ def blind(bundle: Path, out: Path, rules: tuple[Path, ...], output_format: str) 
     text = f"wrote {len(written)} blinded answers to {out}\n"
     _echo(text, output_format, {"out": str(out), "answers": written})
     return 0
+
+
+@main.command()
+@rules_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format (markdown is docs/diagnostics.md).",
+)
+@command
+def codes(rules: tuple[Path, ...], output_format: str) -> int:
+    """List every diagnostic code rulecheck reports, and the reject codes the rules declare."""
+    from engine.catalog import CATALOG, catalog_markdown
+    from engine.ruleset import load_ruleset
+
+    ruleset = load_ruleset(_default_paths(rules))
+    declared = sorted(
+        (name, decl.message, Path(decl.name.span.file).name)
+        for name, decl in ruleset.checked.symbols.codes.items()
+    )
+    if output_format == "markdown":
+        click.echo(catalog_markdown(declared), nl=False)
+        return 0
+    entries = [
+        {"code": e.code, "severity": e.severity, "stage": e.stage, "meaning": e.meaning}
+        for e in CATALOG
+    ]
+    data = {
+        "engine": entries,
+        "rules": [{"code": c, "message": m, "file": f} for c, m, f in declared],
+    }
+    text = "".join(f"{e.code:34} {e.severity:8} {e.stage:14} {e.meaning}\n" for e in CATALOG)
+    text += "".join(f"{c:34} reject   {f:14} {m}\n" for c, m, f in declared)
+    _echo(text, output_format, data)
+    return 0

@@ -1,0 +1,267 @@
+"""Every diagnostic code rulecheck itself can report, with its severity, stage and meaning.
+
+This table is the one list: `rulecheck codes` prints it, `docs/diagnostics.md` is generated
+from it, and a test fails when the engine reports a code that is not here. Reject codes
+that protocols declare (`code NAME "..."`) are listed by `rulecheck codes` from the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CodeEntry:
+    """One diagnostic code: what stage reports it, how severe it is, and what it means."""
+
+    code: str
+    severity: str
+    stage: str
+    meaning: str
+
+
+def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> list[CodeEntry]:
+    return [CodeEntry(code, severity, stage, meaning) for code, meaning in rows]
+
+
+# Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role.
+YAML_PREFIXES = ("MANIFEST", "TASKS", "TRUTH", "ADJUDICATION_MANIFEST", "INPUT")
+SCHEMA_PREFIXES = (
+    "MANIFEST",
+    "TASKS",
+    "TRUTH",
+    "ADJUDICATION_MANIFEST",
+    "SESSION",
+    "REQUEST",
+    "RECEIPT",
+    "ADJUDICATION",
+    "PACKET",
+    "DRAFT",
+    "RESPONSE",
+)
+
+
+def _role(prefix: str) -> str:
+    return prefix.lower().replace("_", " ")
+
+
+CATALOG: tuple[CodeEntry, ...] = tuple(
+    _entries(
+        "rules: parse",
+        "error",
+        (
+            (
+                "SYNTAX_ERROR",
+                "the rule file does not follow the grammar; the hint lists what could come next",
+            ),
+            ("RULES_INVALID_UTF8", "a rule file is not valid UTF-8"),
+        ),
+    )
+    + _entries(
+        "rules: check",
+        "error",
+        (
+            ("DUPLICATE_NAME", "a name, attribute, column or map key is declared twice"),
+            ("UNKNOWN_NAME", "a name is not declared (with a did-you-mean hint)"),
+            ("UNKNOWN_ATTRIBUTE", "a kind has no such attribute"),
+            ("UNKNOWN_KIND", "no kind of that name is declared"),
+            ("UNKNOWN_EDGE", "the kind has no edge of that label"),
+            ("UNKNOWN_FUNCTION", "no builtin or metric of that name"),
+            (
+                "UNKNOWN_TYPE",
+                "an `attr` or parameter type that is neither a unit, a kind nor a builtin type",
+            ),
+            ("UNKNOWN_CODE", "a link rule rejects with a code no `code` declares"),
+            ("UNKNOWN_EVENT", "a transition names an event no `event` clause declares"),
+            ("ARITY_MISMATCH", "a function or metric is called with the wrong number of arguments"),
+            ("TYPE_MISMATCH", "an expression has the wrong type for where it is used"),
+            (
+                "UNIT_MISMATCH",
+                "a comparison or arithmetic combines different dimensions (tokens with USD)",
+            ),
+            ("NOT_CONSTANT", "a constant reads the graph"),
+            ("CYCLIC_DEFINITION", "declarations depend on each other in a cycle"),
+            (
+                "GRAPHS_DISJOINT",
+                "a rule reads kinds that no graph holds together, so it can never run",
+            ),
+            ("INVALID_POINTER", "a `records` pointer is not an RFC 6901 JSON pointer"),
+            ("AS_TEXT_TYPE", "`as text` on an attribute that is not a number"),
+            (
+                "DECISION_CONDITION",
+                "a decision row uses something other than gates, `and`, "
+                "`or`, `not` and quantifiers over gate sets",
+            ),
+            ("DECISION_READS_NON_GATE", "a decision row reads a declaration that is not a gate"),
+            ("DECISION_INCOMPLETE", "some combination of gate outcomes matches no row"),
+            ("DECISION_OVERLAP", "some combination of gate outcomes matches two rows"),
+            ("DECISION_UNREACHABLE_ROW", "no combination of gate outcomes reaches a row"),
+            ("DECISION_TOO_WIDE", "a decision reads more gates than can be enumerated"),
+            ("TRANSITION_UNREACHABLE_STATE", "a state cannot be reached from the initial state"),
+            ("TRANSITION_EVENT_UNHANDLED", "an event has no move from a state it applies to"),
+            (
+                "TRANSITION_EVENT_NOT_APPLICABLE",
+                "a move uses an event in a state it does not apply to",
+            ),
+            ("TRANSITION_NONDETERMINISTIC", "two moves for one state and event"),
+            ("TRANSITION_TERMINAL_EXIT", "a move leaves a terminal state other than to settlement"),
+            ("TRANSITION_DEAD_END", "a non-terminal state has no way out"),
+            ("TRANSITION_OUTCOME", "a terminal state maps to no outcome or to several"),
+            (
+                "TRANSITION_OUTCOME_NOT_TERMINAL",
+                "an outcome is given for a state that is not terminal",
+            ),
+        ),
+    )
+    + _entries(
+        "rules: check",
+        "warning",
+        (
+            (
+                "POINTER_EMPTY_KEY",
+                'a pointer has an empty token (`"/"` names the key `""`, '
+                'not the whole document, which is `""`)',
+            ),
+            ("UNUSED_CONST", "a constant that no declaration uses"),
+            ("UNUSED_METRIC", "a metric that no declaration uses"),
+            ("UNUSED_CODE", "a reject code that no link rule uses"),
+            ("GATE_UNREAD", "a gate that no decision, table or rule reads: it decides nothing"),
+            (
+                "RULE_RUNS_NOWHERE",
+                "a rule that reads no kind, so runs on no graph and is never evaluated",
+            ),
+        ),
+    )
+    + _entries(
+        "rules: freeze",
+        "error",
+        (("LOCK_TAMPERED", "a lock's recorded hashes do not match its own content"),),
+    )
+    + _entries(
+        "inputs: read",
+        "error",
+        (
+            ("FILE_UNREADABLE", "a file or folder cannot be read (exit 2)"),
+            ("BUNDLE_FILE_MISSING", "a file the bundle must hold is absent"),
+            (
+                "USAGE_INPUT",
+                "`--input NAME=FILE` is malformed, repeated or of an unknown format (exit 2)",
+            ),
+            (
+                "USAGE_GRAPH",
+                "an unknown graph, or inputs the graph does not read or lacks (exit 2)",
+            ),
+            ("INDEX_ENTRY", "a line of an answers index is malformed"),
+            ("JSON_SYNTAX", "malformed JSON"),
+            ("JSON_INVALID_UTF8", "JSON that is not valid UTF-8"),
+            ("JSON_DUPLICATE_KEY", "a JSON object names a key twice"),
+            ("JSON_NON_FINITE", "NaN or Infinity in JSON"),
+            ("JSON_LONE_SURROGATE", "a JSON string with an unpaired surrogate escape"),
+            ("JSON_NUMBER_RANGE", "a JSON number too large to hold exactly"),
+            ("JSON_TRAILING_DATA", "bytes after the JSON value"),
+            ("YAML_DUPLICATE_KEY", "a YAML mapping names a key twice"),
+            ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),
+        ),
+    )
+    + _entries(
+        "inputs: read",
+        "error",
+        tuple(
+            (f"{p}_SCHEMA", f"the {_role(p)} document does not match its schema")
+            for p in SCHEMA_PREFIXES
+        ),
+    )
+    + _entries(
+        "inputs: read",
+        "error",
+        tuple(
+            (f"{p}_{suffix}", f"the {_role(p)} document is not valid {what}")
+            for p in YAML_PREFIXES
+            for suffix, what in (("INVALID_YAML", "YAML"), ("INVALID_UTF8", "UTF-8"))
+        ),
+    )
+    + _entries(
+        "graph: build",
+        "error",
+        (
+            ("ATTR_TYPE", "a value does not have its attribute's declared type (never coerced)"),
+            (
+                "RECORDS_NOT_FOUND",
+                "a `records` pointer finds nothing in a document (declare "
+                "it `optional` if that is allowed)",
+            ),
+            ("RECORDS_TYPE", "a `records` pointer finds something other than objects"),
+        ),
+    )
+    + _entries(
+        "evaluate",
+        "error",
+        (
+            (
+                "RULE_EVALUATION_ERROR",
+                "a rule could not be evaluated at one binding (null "
+                "arithmetic, a `for` over a non-collection, an empty median, ...); the rest go on",
+            ),
+        ),
+    )
+    + _entries(
+        "evaluate",
+        "warning",
+        (
+            (
+                "VACUOUS",
+                "a link rule, gate or budget bound nothing on this input: its outcome "
+                "is not evidence (`--strict` fails the run)",
+            ),
+        ),
+    )
+    + _entries(
+        "any",
+        "error",
+        (
+            (
+                "INTERNAL_ERROR",
+                "a bug in rulecheck, reported without a traceback (exit 2); "
+                "please report it with the input",
+            ),
+        ),
+    )
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def catalog_codes() -> frozenset[str]:
+    """Every code of the catalog."""
+    return frozenset(entry.code for entry in CATALOG)
+
+
+def catalog_markdown(protocol_codes: list[tuple[str, str, str]]) -> str:
+    """The catalog as markdown, then the reject codes the rules declare (name, message, file)."""
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Generated by `rulecheck codes --format markdown`; do not edit by hand.",
+        "Every finding rulecheck reports carries one of these codes, a severity and a",
+        "location (file, line:column and/or JSON pointer). Warnings never change an exit code",
+        "unless `--strict` is given.",
+        "",
+        "| code | severity | stage | meaning |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{e.code}` | {e.severity} | {e.stage} | {_cell(e.meaning)} |" for e in CATALOG]
+    lines += [
+        "",
+        "## Reject codes of the shipped rules",
+        "",
+        'Declared in `rules/` by `code NAME "message"` and raised by link rules.',
+        "",
+        "| code | message | declared in |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| `{code}` | {_cell(message)} | `{file}` |" for code, message, file in protocol_codes
+    ]
+    return "\n".join(lines) + "\n"
