@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine.builtins import BY_NAME as BUILTINS
 from engine.check.kinds import check_kind
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
@@ -59,24 +60,6 @@ SIMPLE_TYPES: dict[str, Type] = {
     **{name: quantity(unit.dimension) for name, unit in UNITS.items()},
 }
 
-BUILTINS = (
-    "len",
-    "ratio",
-    "prefix",
-    "ids",
-    "line_count",
-    "unique",
-    "abs",
-    "kind",
-    "union",
-    "id_count",
-    "of_kind",
-    "passed",
-    "utc",
-    "entry",
-    "one",
-    "starts_with",
-)
 COLLECTIONS = ("set", "list", "map")
 
 
@@ -557,8 +540,8 @@ class TypeChecker:
             return self._union(node, args)
         if node.func == "passed":
             return self._passed(node)
-        arity = {"ratio": 2, "of_kind": 2, "entry": 2, "starts_with": 2}.get(node.func, 1)
-        if len(args) != arity:
+        arity = BUILTINS[node.func].arity
+        if arity is not None and len(args) != arity:
             self.error(
                 "ARITY_MISMATCH",
                 f"`{node.func}` takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}",

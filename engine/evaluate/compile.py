@@ -15,6 +15,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from engine.builtins import BUILTINS
 from engine.check import CheckedRuleset
 from engine.evaluate import runtime
 from engine.evaluate.runtime import Context, EvaluationError
@@ -31,29 +32,22 @@ __all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "Failure
 
 ELEMENT_MARK = "@element:"
 _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
+# Run-time functions of operators, aggregates and the builtins compiled specially; the
+# other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
-    "coll attr eq member lt le gt ge add sub mul div neg not_ ratio median mean minimum maximum "
-    "total length prefix lines unique absolute kind_of node_ids union of_kind id_count gate bound "
-    "truth utc navigate entry one starts_with items failure"
+    "coll attr eq member lt le gt ge add sub mul div neg not_ median mean minimum maximum "
+    "total node_ids union of_kind id_count gate bound truth navigate items failure"
 )
-_RUNTIME = {f"_{name}": getattr(runtime, name) for name in _RUNTIME_NAMES.split()}
+_RUNTIME = {
+    f"_{name}": getattr(runtime, name)
+    for name in {*_RUNTIME_NAMES.split(), *(b.runtime for b in BUILTINS if b.runtime)}
+}
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
 _ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
 _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
 _AGGREGATES["sum"] = "_total"
-_SIMPLE_BUILTINS = {
-    "utc": "_utc",
-    "entry": "_entry",
-    "one": "_one",
-    "starts_with": "_starts_with",
-    "len": "_length",
-    "prefix": "_prefix",
-    "line_count": "_lines",
-    "unique": "_unique",
-    "abs": "_absolute",
-    "kind": "_kind_of",
-    "ratio": "_ratio",
-}
+# A builtin with a run-time function compiles to a plain call of it.
+_SIMPLE_BUILTINS = {b.name: f"_{b.runtime}" for b in BUILTINS if b.runtime is not None}
 
 
 def _env_code(entries: list[str]) -> str:

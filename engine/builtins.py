@@ -1,0 +1,141 @@
+"""The one table of built-in functions: name, arity, signature, meaning and implementation.
+
+The type checker takes each builtin's arity from here, the code generator its run-time
+function, and `docs/language.md` its row (`builtins_markdown`, checked by a test). The
+result type of each builtin is inferred by `engine.check.types.TypeChecker._builtin`, which
+needs the argument types; the signature here is what a reader sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """One built-in function.
+
+    `arity` is None for a function of one or more arguments. `runtime` names the function
+    of `engine.evaluate.runtime` a call compiles to, with the arguments as written; None
+    where the code generator compiles the call itself (it reads the graph or a rule).
+    """
+
+    name: str
+    arity: int | None
+    signature: str
+    returns: str
+    meaning: str
+    runtime: str | None
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin(
+        "len",
+        1,
+        "len(x)",
+        "number",
+        "length of a text (in Unicode scalar values) or a collection",
+        "length",
+    ),
+    Builtin(
+        "ratio",
+        2,
+        "ratio(a, b)",
+        "the quotient's unit",
+        "`a / b`; a zero denominator is an evaluation error",
+        "ratio",
+    ),
+    Builtin(
+        "prefix",
+        1,
+        "prefix(id)",
+        "text",
+        'the letters before an ID\'s number: `"E"` for `"E12"`',
+        "prefix",
+    ),
+    Builtin("ids", 1, "ids(S)", "set of text", "the set of ids of a kind or a set of nodes", None),
+    Builtin(
+        "id_count",
+        1,
+        "id_count(n)",
+        "number",
+        "how many nodes of `n`'s kind share its id (1 when unique)",
+        None,
+    ),
+    Builtin(
+        "union",
+        None,
+        "union(S, T, ...)",
+        "list",
+        "the elements of every collection, in order, once each",
+        None,
+    ),
+    Builtin(
+        "of_kind",
+        2,
+        "of_kind(S, KIND)",
+        "nodes of KIND",
+        "the nodes of `S` that are of kind `KIND` (typed as that kind)",
+        None,
+    ),
+    Builtin(
+        "line_count",
+        1,
+        "line_count(text)",
+        "number",
+        "physical lines: a line ends at `\\n`, a final `\\n` does not start another",
+        "lines",
+    ),
+    Builtin("unique", 1, "unique(list)", "bool", "true when no element repeats", "unique"),
+    Builtin("abs", 1, "abs(x)", "x's unit", "absolute value", "absolute"),
+    Builtin("kind", 1, "kind(node)", "text", "the kind name of a node", "kind_of"),
+    Builtin(
+        "one",
+        1,
+        "one(S)",
+        "an element of S",
+        "the single element of `S` (none or several is an evaluation error)",
+        "one",
+    ),
+    Builtin(
+        "entry",
+        2,
+        "entry(M, k)",
+        "a value of M",
+        "the value of key `k` in the map `M`; a missing key is an evaluation error "
+        "(iterating a map gives its keys)",
+        "entry",
+    ),
+    Builtin(
+        "starts_with",
+        2,
+        "starts_with(text, prefix)",
+        "bool",
+        "whether a text starts with a prefix",
+        "starts_with",
+    ),
+    Builtin(
+        "utc",
+        1,
+        "utc(text)",
+        "s",
+        "seconds since 1970 of an ISO-8601 UTC time such as `2026-10-01T09:00:00Z` (exact)",
+        "utc",
+    ),
+    Builtin(
+        "passed",
+        1,
+        "passed(RULE)",
+        "bool",
+        "the outcome of a link rule (no violation), budget or gate; the rule runs first",
+        None,
+    ),
+)
+
+BY_NAME = {builtin.name: builtin for builtin in BUILTINS}
+
+
+def builtins_markdown() -> str:
+    """The builtin table of `docs/language.md`."""
+    rows = [f"| `{b.signature}` | {b.returns} | {b.meaning.replace('|', '/')} |" for b in BUILTINS]
+    return "\n".join(["| function | result | meaning |", "|---|---|---|", *rows]) + "\n"

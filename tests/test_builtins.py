@@ -1,0 +1,43 @@
+"""The builtin table is the one list: the checker, the compiler and the docs all follow it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from engine.builtins import BUILTINS, builtins_markdown
+from engine.evaluate import runtime
+from tests.cli_run import CliRun
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_docs_table_is_generated_from_the_registry() -> None:
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- builtins: [^\n]*-->\n(.*?)<!-- /builtins -->", text, re.S)
+    assert found is not None
+    assert found.group(1) == builtins_markdown()
+
+
+@pytest.mark.parametrize("builtin", [b for b in BUILTINS if b.runtime], ids=lambda b: b.name)
+def test_every_runtime_function_exists(builtin: object) -> None:
+    assert callable(getattr(runtime, builtin.runtime))  # type: ignore[attr-defined]
+
+
+# `passed` names one rule and says so in its own message (TYPE_MISMATCH).
+@pytest.mark.parametrize(
+    "builtin",
+    [b for b in BUILTINS if b.arity is not None and b.name != "passed"],
+    ids=lambda b: b.name,
+)
+def test_the_checker_holds_each_builtin_to_its_arity(builtin: object, tmp_path: Path) -> None:
+    name, arity = builtin.name, builtin.arity  # type: ignore[attr-defined]
+    args = ", ".join(['"x"'] * (arity + 1))
+    path = tmp_path / "arity.rules"
+    path.write_text(f'ruleset a version "1"\nconst c = {name}({args})\n', encoding="utf-8")
+    run = CliRun(["lint", str(path), "--format", "json"])
+    assert run.exit_code == 1
+    codes = [d["code"] for d in run.data["diagnostics"] if d["severity"] == "error"]
+    assert "ARITY_MISMATCH" in codes
