@@ -229,10 +229,6 @@ ORACLE_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str]] = {
         lambda d: _check(d, "H1").update(oracle_type="llm_judge"),
         "ORACLE_TYPE_UNKNOWN",
     ),
-    "criterion mandatory as text": (
-        lambda d: _criterion(d, "AC2").update(mandatory="yes"),
-        "ORACLE_MANDATORY_UNDECLARED",
-    ),
     "check without a mandatory flag": (
         lambda d: _check(d, "H3").pop("mandatory"),
         "ORACLE_MANDATORY_UNDECLARED",
@@ -289,6 +285,28 @@ def test_an_incomplete_or_inconsistent_oracle_stops_every_trial(
     after = run("trials", paths)  # the same rules run again when the trials are scored
     assert code in codes(after)
     assert verdicts(after)["trial_evidence"] == "MANIFEST_INVALID"
+
+
+@pytest.mark.parametrize("graph", ["oracle", "trials"])
+def test_a_mandatory_flag_written_as_text_is_refused_before_any_rule(
+    graph: str, tmp_path: Path
+) -> None:
+    """`mandatory: "yes"` is no boolean: the graph is not built, no rule judges it."""
+    paths = edited(tmp_path, lambda d: _criterion(d, "AC2").update(mandatory="yes"))
+    report = run(graph, paths if graph == "trials" else {"oracle": paths["oracle"]})
+    assert report["exit_code"] == 1
+    [diagnostic] = report["diagnostics"]
+    assert diagnostic["code"] == "ATTR_TYPE"
+    assert diagnostic["message"] == (
+        '`mandatory` of kind `criterion` must be a boolean, found text `"yes"`'
+    )
+    location = diagnostic["location"]
+    assert (location["file"], location["pointer"]) == (
+        str(paths["oracle"]),
+        "/criteria/1/mandatory",
+    )
+    line = paths["oracle"].read_text(encoding="utf-8").split("\n")[location["line"] - 1]
+    assert line[location["column"] - 1 :].startswith("'yes'")
 
 
 def test_a_duplicate_check_with_the_same_mapping_is_one_check(tmp_path: Path) -> None:
@@ -486,4 +504,6 @@ def test_any_value_in_any_field_is_judged_never_a_crash(data: st.DataObject) -> 
     with tempfile.TemporaryDirectory() as folder:
         report = run("trials", write(Path(folder), documents))
     assert report["exit_code"] in (0, 1)
-    assert "diagnostics" not in report  # a crash would be an INTERNAL_ERROR diagnostic
+    # A value of another type than declared refuses the input; a crash would be an
+    # INTERNAL_ERROR diagnostic.
+    assert {d["code"] for d in report.get("diagnostics", [])} <= {"ATTR_TYPE"}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle.strictjson import loads_strict, locate
-from engine.bundle.yamldoc import parse_yaml, yaml_positions
+from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
@@ -26,8 +26,10 @@ class Document:
     """One parsed input file.
 
     `value` is what the rules read: the parsed JSON or YAML value, or for JSON Lines the
-    list of records (blank lines skipped). `raw` is the bytes it was parsed from; the other
-    fields only serve `position`: for JSON Lines, each record's line number and bytes.
+    list of records (blank lines skipped). `raw` is the bytes it was parsed from; for JSON
+    Lines, `record_lines` holds each record's line number and bytes, for YAML,
+    `yaml_positions` where each value was written (both serve `position`), and
+    `yaml_unquoted` the unquoted scalars YAML reads as a boolean, number or date.
     """
 
     name: str
@@ -37,6 +39,7 @@ class Document:
     raw: bytes
     record_lines: tuple[tuple[int, bytes], ...] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    yaml_unquoted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def sha256(self) -> str:
@@ -123,7 +126,15 @@ def _load(name: str, path: Path, kind: str) -> Document:
         raise unreadable(file, error.strerror or type(error).__name__) from None
     if kind == "yaml":
         value, root = parse_yaml(raw, file, "INPUT")
-        return Document(name, file, kind, value, raw, yaml_positions=yaml_positions(root))
+        return Document(
+            name,
+            file,
+            kind,
+            value,
+            raw,
+            yaml_positions=yaml_positions(root),
+            yaml_unquoted=yaml_unquoted(root, raw.decode("utf-8")),
+        )
     if kind == "json":
         return Document(name, file, kind, loads_strict(raw, file), raw)
     records: list[Any] = []

@@ -182,6 +182,33 @@ def yaml_positions(root: yaml.Node) -> dict[str, tuple[int, int]]:
     }
 
 
+# What YAML 1.1 makes of a plain scalar, when not a string. The strict loader keeps
+# timestamps as text, but other readers do not, so an unquoted date is no text either.
+_IMPLICIT_TYPES = {
+    "tag:yaml.org,2002:bool": "boolean",
+    "tag:yaml.org,2002:int": "number",
+    "tag:yaml.org,2002:float": "number",
+    "tag:yaml.org,2002:timestamp": "date",
+}
+_YAML_11 = yaml.resolver.Resolver()
+
+
+def yaml_unquoted(root: yaml.Node, text: str) -> dict[str, tuple[str, str]]:
+    """The scalars of a YAML node tree written without quotes or tag that YAML 1.1 reads
+    as a boolean, a number or a date (`no`, `0755`, `2024-01-01`), by JSON pointer: that
+    type's name and the scalar as written."""
+    found: dict[str, tuple[str, str]] = {}
+    for path, node in _walk(root, ()):
+        if not isinstance(node, yaml.ScalarNode) or node.style:  # quoted, literal, folded
+            continue
+        if text.startswith("!", node.start_mark.index):  # an explicit tag says what it is
+            continue
+        tag = _YAML_11.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
+        if tag in _IMPLICIT_TYPES:
+            found[_pointer(path)] = (_IMPLICIT_TYPES[tag], node.value)
+    return found
+
+
 def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:
     """Read, parse and validate a YAML document; every problem is located.
 

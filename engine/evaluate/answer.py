@@ -114,6 +114,25 @@ def _locate_violation(violation: Violation, inputs: dict[str, JsonInput]) -> Fin
     )
 
 
+def _locate_problem(problem: Diagnostic, inputs: dict[str, JsonInput]) -> Finding:
+    """A graph problem (located by document name and pointer) as a finding in its file."""
+    where = problem.location or Location("")
+    source = inputs.get(where.file)
+    position = None
+    if source is not None and where.pointer is not None:
+        position = locate(source.raw, where.pointer)
+    line, column = position if position else (None, None)
+    return Finding(
+        problem.code,
+        problem.message,
+        source.path if source else where.file or None,
+        where.pointer,
+        line,
+        column,
+        ids=problem.ids,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerJob:
     """One answer to check, with the inputs it is checked against."""
@@ -182,7 +201,15 @@ class AnswerChecker:
         documents["review"] = {"role": job.role}
         if job.source is not None:
             documents["source"] = source_document(packet.value, job.source)
-        ctx = Context(build_graph(self.spec, documents))
+        graph = build_graph(self.spec, documents)
+        if shape_ok and graph.problems:
+            # The inputs passed their schemas but do not hold what the kinds declare: the
+            # link rules would read values of other types than they were written for. Where
+            # a schema failed, the problems restate it and are left out, as are the link
+            # rules' evaluation errors.
+            findings += [_locate_problem(problem, inputs) for problem in graph.problems]
+            return report(findings, 0)
+        ctx = Context(graph)
         for link in self.links:
             for violation in run_link(link, ctx, "answer")[0]:
                 if shape_ok or violation.code != EVALUATION_ERROR:

@@ -7,11 +7,23 @@ named here only as entry points; what they require lives in `rules/`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.campaign import Bundle, Parallel, load_bundle
+from engine.bundle.campaign import (
+    ADJUDICATION_MANIFEST,
+    JSON_LINES,
+    MANIFEST,
+    TASKS,
+    Bundle,
+    Parallel,
+    load_bundle,
+)
+from engine.bundle.strictjson import locate
+from engine.bundle.yamldoc import parse_yaml, yaml_positions
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.answer import AnswerChecker
 from engine.evaluate.compile import Context
 from engine.evaluate.program import Evaluation, Program
@@ -66,13 +78,96 @@ class CampaignResult:
 def evaluate_campaign(
     program: Program, root: Path, parallel: Parallel | None = None
 ) -> CampaignResult:
-    """Load a bundle and evaluate every campaign rule on it."""
+    """Load a bundle and evaluate every campaign rule on it.
+
+    Raises:
+        RulecheckError: exit 2 if `root` is not a folder; exit 1 listing every malformed
+            file, or every value the bundle does not hold as the kinds declare.
+    """
     bundle = load_bundle(root, AnswerChecker(program), parallel)
     graph = build_graph(program.graph(CAMPAIGN_GRAPH), bundle.documents)
+    if graph.problems:
+        located = [_located(problem, bundle) for problem in graph.problems]
+        raise RulecheckError(located, ExitCode.REFUSED)
     evaluation = program.evaluate(CAMPAIGN_GRAPH, Context(graph), FILE_DOCUMENTS)
     return CampaignResult(
         bundle, evaluation, program.ruleset.hashed.ruleset_hash, _admission_gates(program)
     )
+
+
+# The file of each document read from a bundle file (the others are derived by the loader).
+_FILES = {
+    "manifest": MANIFEST,
+    "tasks": TASKS,
+    "adjudication_manifest": ADJUDICATION_MANIFEST,
+    **{name: file for name, (file, _schema) in JSON_LINES.items()},
+}
+
+
+def _located(problem: Diagnostic, bundle: Bundle) -> Diagnostic:
+    """A graph problem (located by document name and pointer) at its file, line and column.
+
+    Only read when the bundle is refused: the loader keeps no positions, so the file is
+    read again. A JSON Lines record holds the `line` the loader read it from; a truth
+    obligation is found again in `truth/TASK.yaml`; a derived document has no file and is
+    reported at the bundle folder.
+    """
+    where = problem.location or Location("")
+    name, pointer = where.file, where.pointer or ""
+    head, _, rest = pointer.lstrip("/").partition("/")
+    records = bundle.documents.get(name)
+    location = Location(str(bundle.root), pointer=pointer)
+    if name in JSON_LINES and isinstance(records, list) and _index(head, records):
+        path = bundle.root / _FILES[name]
+        line = records[int(head)].get("line")
+        column = None
+        if isinstance(line, int):
+            found = _read_lines(path, line)
+            position = locate(found, "/" + rest if rest else "") if found else None
+            column = position[1] if position else None
+        location = Location(str(path), line, column, pointer=pointer)
+    elif name in _FILES:
+        location = _yaml_location(bundle.root / _FILES[name], pointer)
+    elif name == "truth" and head == "obligations" and isinstance(records, dict):
+        location = _truth_location(bundle, records.get("obligations"), rest) or location
+    return dataclasses.replace(problem, location=location)
+
+
+def _index(head: str, records: list[Any]) -> bool:
+    return head.isdigit() and int(head) < len(records)
+
+
+def _read_lines(path: Path, line: int) -> bytes | None:
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError:  # pragma: no cover - the loader has just read it
+        return None
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _yaml_location(path: Path, pointer: str) -> Location:
+    try:
+        _value, root = parse_yaml(path.read_bytes(), str(path), "BUNDLE")
+    except (OSError, RulecheckError):  # pragma: no cover - the loader has just read it
+        return Location(str(path), pointer=pointer)
+    positions = yaml_positions(root)
+    at = pointer
+    while at not in positions and at:
+        at = at.rsplit("/", 1)[0]  # a missing member: point at its parent
+    line, column = positions.get(at, (None, None))
+    return Location(str(path), line, column, pointer=pointer)
+
+
+def _truth_location(bundle: Bundle, obligations: Any, rest: str) -> Location | None:
+    """`/obligations/N/...` of the truth document, in the file of obligation N's task (with
+    the pointer into that file)."""
+    head, _, tail = rest.partition("/")
+    if not isinstance(obligations, list) or not _index(head, obligations):
+        return None
+    task = obligations[int(head)].get("task_id")
+    same = sum(1 for o in obligations[: int(head)] if o.get("task_id") == task)
+    path = bundle.root / "truth" / f"{task}.yaml"
+    return _yaml_location(path, f"/obligations/{same}" + (f"/{tail}" if tail else ""))
 
 
 def _admission_gates(program: Program) -> frozenset[str]:

@@ -7,12 +7,13 @@ rule, budget, gate, table and decision of the graph runs over the graph built fr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from engine.bundle.documents import Document
 from engine.check.symbols import did_you_mean
-from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.program import Evaluation, Program
 from engine.graph.build import build_graph
@@ -60,11 +61,33 @@ def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:
 
 
 def evaluate_documents(program: Program, graph: str, documents: dict[str, Document]) -> GraphResult:
-    """Build graph `graph` from the documents and run every rule of it."""
+    """Build graph `graph` from the documents and run every rule of it.
+
+    Raises:
+        RulecheckError: exit 1 with every located problem when the documents do not hold
+            what the kinds declare (a value of another type, records that are not there).
+    """
     check_inputs(program, graph, documents.keys())
-    built = build_graph(program.graph(graph), {n: d.value for n, d in documents.items()})
+    built = build_graph(
+        program.graph(graph),
+        {n: d.value for n, d in documents.items()},
+        {n: d.yaml_unquoted for n, d in documents.items() if d.yaml_unquoted},
+    )
+    if built.problems:
+        raise RulecheckError([_located(p, documents) for p in built.problems], ExitCode.REFUSED)
     evaluation = program.evaluate(graph, Context(built), frozenset(documents))
     return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash)
+
+
+def _located(problem: Diagnostic, documents: dict[str, Document]) -> Diagnostic:
+    """A graph problem, located in its document's file (the builder names the document)."""
+    where = problem.location
+    if where is None or where.file not in documents:  # pragma: no cover - always named
+        return problem
+    document = documents[where.file]
+    line, column = document.position(where.pointer or "")
+    location = Location(document.file, line, column, pointer=where.pointer)
+    return dataclasses.replace(problem, location=location)
 
 
 def _usage(message: str, hint: str | None) -> RulecheckError:

@@ -1,13 +1,24 @@
 """Input documents -> a networkx graph, shaped only by the `kind` declarations of the rules.
 
 A kind says which records of which document become its nodes (`records answer
-"/final/claims"`), which attribute is the node's id (`key id`), how attributes convert
-(`attr input_tokens: tokens`) and which fields are links (`edge evidence_ids -> evidence`).
-Python here knows JSON pointers and unit conversion, nothing about any protocol.
+"/final/claims"`), which attribute is the node's id (`key id`), what type each attribute
+holds (`attr input_tokens: tokens`, `attr reserved_usd: USD as text`) and which fields are
+links (`edge evidence_ids -> evidence`). Python here knows JSON pointers, JSON types and
+unit conversion, nothing about any protocol.
+
+The data is checked against its declaration while the graph is built, never coerced: a
+value of the wrong JSON type (`"yes"` for a `bool`, `"40000"` for `tokens`) is an
+`ATTR_TYPE` problem, a records pointer that finds nothing is `RECORDS_NOT_FOUND` unless
+the clause is `optional`, and a record that is not an object is `RECORDS_TYPE`. Every
+problem is collected (`Graph.problems`), located by document name and the JSON pointer of
+the offending value; callers map the document name to its file and refuse.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -19,11 +30,38 @@ from typing import Any
 import networkx as nx
 
 from engine.check import CheckedRuleset
+from engine.errors import Diagnostic, Location
 from engine.units import UNITS
 
 NodeKey = tuple[str, int]
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _UNSCALED = Fraction(1)
+_SHOW_LIMIT = 40
+_SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
+
+
+@dataclass(frozen=True, slots=True)
+class AttrSpec:
+    """One declared attribute: its name, its type as written and how its values are read.
+
+    `category` is `number` (a unit or `number`; `scale` converts to base units), `text`,
+    `bool`, `list` (of texts), `any`, or `id` (a kind name: the id of a node, a text).
+    """
+
+    name: str
+    type: str
+    category: str
+    scale: Fraction = _UNSCALED
+    as_text: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsSpec:
+    """One pointer of a `records` clause."""
+
+    document: str
+    pointer: str
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +69,9 @@ class KindSpec:
     """What the graph builder needs to know about one kind."""
 
     name: str
-    records: tuple[tuple[str, str], ...]
+    records: tuple[RecordsSpec, ...]
     key: str | None
-    scales: tuple[tuple[str, Fraction], ...]
+    attrs: tuple[AttrSpec, ...]
     edges: tuple[tuple[str, tuple[str, ...]], ...]
 
 
@@ -47,7 +85,15 @@ class GraphSpec:
     @property
     def documents(self) -> frozenset[str]:
         """The input documents this graph reads."""
-        return frozenset(doc for kind in self.kinds for doc, _ in kind.records)
+        return frozenset(records.document for kind in self.kinds for records in kind.records)
+
+
+def _attr_spec(name: str, type_name: str, as_text: bool) -> AttrSpec:
+    if type_name in UNITS:
+        return AttrSpec(name, type_name, "number", UNITS[type_name].scale, as_text)
+    if type_name in _SIMPLE:
+        return AttrSpec(name, type_name, type_name, as_text=as_text)
+    return AttrSpec(name, type_name, "id")  # a kind name (the checker knows no other)
 
 
 def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
@@ -56,17 +102,16 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     for decl in checked.symbols.kinds.values():
         if graph not in {g.text for g in decl.graphs}:
             continue
-        scales = tuple(
-            (attr.name.text, UNITS[attr.type.text].scale if attr.type.text in UNITS else _UNSCALED)
-            for attr in decl.attrs
-            if attr.type.text in UNITS or attr.type.text == "number"
-        )
         kinds.append(
             KindSpec(
                 decl.name.text,
-                tuple((r.document.text, p) for r in decl.records for p in r.pointers),
+                tuple(
+                    RecordsSpec(r.document.text, p, r.optional)
+                    for r in decl.records
+                    for p in r.pointers
+                ),
                 decl.key.text if decl.key else None,
-                scales,
+                tuple(_attr_spec(a.name.text, a.type.text, a.as_text) for a in decl.attrs),
                 tuple((e.label.text, tuple(t.text for t in e.targets)) for e in decl.edges),
             )
         )
@@ -86,6 +131,8 @@ class Graph:
     outgoing: dict[tuple[NodeKey, str], list[NodeKey]]
     incoming: dict[tuple[NodeKey, str], list[NodeKey]]
     labels: dict[tuple[NodeKey, NodeKey], set[str]] = field(default_factory=dict)
+    # What the documents did not hold as the kinds declare (see the module docstring).
+    problems: tuple[Diagnostic, ...] = ()
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
 
@@ -124,33 +171,52 @@ def _hashable_id(value: Any) -> Any:
 
 def resolve_pointer(document: Any, pointer: str) -> Any:
     """The value at an RFC 6901 pointer, or None when any step is missing."""
+    return _lookup(document, pointer)[1]
+
+
+def _lookup(document: Any, pointer: str) -> tuple[bool, Any, str]:
+    """Whether an RFC 6901 pointer finds a value, the value (or None), and the pointer of
+    the deepest value on its way that exists (where a missing target is reported)."""
     value = document
     if pointer == "":
-        return value
+        return True, value, ""
+    reached = ""
     for raw in pointer[1:].split("/"):
         token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, dict):
-            value = value.get(token)
-        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and _is_index(token) and int(token) < len(value):
             value = value[int(token)]
         else:
-            return None
-    return value
+            return False, None, reached
+        reached += f"/{raw}"
+    return True, value, reached
+
+
+def _is_index(token: str) -> bool:
+    return token.isascii() and token.isdigit() and (token == "0" or not token.startswith("0"))
+
+
+def escape_token(name: str) -> str:
+    """`name` as one RFC 6901 reference token."""
+    return name.replace("~", "~0").replace("/", "~1")
 
 
 def to_exact(value: Any, scale: Fraction) -> Any:
-    """A JSON number (or decimal string) as an exact Fraction in base units; else unchanged."""
-    if isinstance(value, bool):
-        return value
-    if value.__class__ is int and scale == 1:
-        return value
+    """A JSON number as an exact Fraction in base units (an int stays an int when unscaled);
+    None for anything else, a boolean or a non-finite float included."""
+    cls = value.__class__
+    if cls is int:
+        return value if scale == 1 else Fraction(value) * scale
+    if cls is bool:
+        return None
     if isinstance(value, int | Decimal):
-        return Fraction(value) * scale
+        return (
+            Fraction(value) * scale if not isinstance(value, Decimal) or value.is_finite() else None
+        )
     if isinstance(value, float):
-        return Fraction(repr(value)) * scale
-    if isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value):
-        return Fraction(value) * scale
-    return value
+        return Fraction(repr(float(value))) * scale if math.isfinite(value) else None
+    return None
 
 
 def _links(value: Any) -> list[str]:
@@ -161,31 +227,252 @@ def _links(value: Any) -> list[str]:
     return []
 
 
-def build_graph(spec: GraphSpec, documents: Mapping[str, Any]) -> Graph:
-    """Build the graph of `spec` from parsed input documents (absent documents add nothing)."""
+# ---- describing what was expected and what was found -----------------------------------------
+
+
+def _expected(attr: AttrSpec) -> str:
+    if attr.category == "number":
+        unit = "" if attr.type == "number" else f" in `{attr.type}`"
+        if attr.as_text:
+            return f'a decimal written as text{unit} (`{attr.type} as text`), such as `"0.52"`'
+        return f"a number{unit}"
+    return {
+        "text": "text",
+        "bool": "a boolean",
+        "list": "a list of texts",
+    }.get(attr.category, f"the id of a `{attr.type}` (text)")
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 1] + "…"
+
+
+def describe(value: Any) -> str:
+    """What a value is, for messages: `a boolean `true``, `text `"yes"``, `an object`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int | float | Decimal):
+        number = repr(float(value)) if isinstance(value, float) else str(value)
+        return f"a number `{_shown(number)}`"
+    if isinstance(value, str):
+        return f"text `{_shown(json.dumps(value, ensure_ascii=False))}`"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'' if len(value) == 1 else 's'}"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, datetime.datetime):
+        return f"a date and time `{value.isoformat()}`"
+    if isinstance(value, datetime.date):
+        return f"a date `{value.isoformat()}`"
+    return f"a value of type `{type(value).__name__}`"
+
+
+# ---- building ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Builder:
+    """Collects the problems of one graph build, each located by document and pointer."""
+
+    unquoted: Mapping[str, Mapping[str, tuple[str, str]]]
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    def problem(
+        self,
+        code: str,
+        message: str,
+        document: str,
+        pointer: str,
+        hint: str | None = None,
+        ids: tuple[str, ...] = (),
+    ) -> None:
+        location = Location(document, pointer=pointer)
+        self.problems.append(Diagnostic(code, message, location, hint=hint, ids=ids))
+
+    def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[tuple[str, Any]]:
+        """The records a pointer finds, by pointer; every problem with them reported."""
+        found, value, reached = _lookup(document, spec.pointer)
+        shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
+        where = f"{shown} of document `{spec.document}` (kind `{kind.name}`)"
+        if not found or value is None:
+            if spec.optional:
+                return []
+            what = "finds nothing" if not found else "is null"
+            hint = f"declare `records {spec.document} {_quoted(spec.pointer)} optional` if "
+            hint += "the data may lack it"
+            if "" in spec.pointer.split("/")[1:]:
+                hint = (
+                    'a pointer `/` names the member `""` of an object: write `""` for the '
+                    "whole document"
+                    if spec.pointer == "/"
+                    else f'`{spec.pointer}` names a member `""` (an empty reference token)'
+                )
+            self.problem("RECORDS_NOT_FOUND", f"{where} {what}", spec.document, reached, hint)
+            return []
+        if isinstance(value, dict):
+            return [(spec.pointer, value)]
+        if not isinstance(value, list):
+            self.problem(
+                "RECORDS_TYPE",
+                f"{where} must be an object or a list of objects, found {describe(value)}",
+                spec.document,
+                spec.pointer,
+            )
+            return []
+        kept = []
+        for index, record in enumerate(value):
+            pointer = f"{spec.pointer}/{index}"
+            if isinstance(record, dict):
+                kept.append((pointer, record))
+            else:
+                self.problem(
+                    "RECORDS_TYPE",
+                    f"record {index} of {where} must be an object, found {describe(record)}",
+                    spec.document,
+                    pointer,
+                )
+        return kept
+
+    def attribute(
+        self, kind: KindSpec, attr: AttrSpec, value: Any, document: str, pointer: str, node_id: Any
+    ) -> Any:
+        """The value of `attr` as the graph holds it (exact numbers in base units); the
+        value as found, and a problem, when it is not of the declared type. Not None."""
+        category = attr.category
+        if category == "any":
+            return value
+        if category == "number":
+            if attr.as_text:
+                if value.__class__ is str and _DECIMAL_TEXT.fullmatch(value):
+                    return Fraction(value) * attr.scale
+            else:
+                exact = to_exact(value, attr.scale)
+                if exact is not None:
+                    return exact
+        elif category == "bool":
+            if value.__class__ is bool:
+                return value
+        elif category == "list":
+            if isinstance(value, list):
+                return self._texts(kind, attr, value, document, pointer, node_id)
+        elif self._is_text(value, document, pointer):  # text, or the id of a node
+            return value
+        self._wrong(kind, attr, value, document, pointer, node_id)
+        return value
+
+    def _texts(
+        self,
+        kind: KindSpec,
+        attr: AttrSpec,
+        items: list[Any],
+        document: str,
+        pointer: str,
+        node_id: Any,
+    ) -> list[Any]:
+        for index, item in enumerate(items):
+            at = f"{pointer}/{index}"
+            if not self._is_text(item, document, at):
+                self._wrong(kind, attr, item, document, at, node_id, f"item {index} of ")
+        return items
+
+    def _is_text(self, value: Any, document: str, pointer: str) -> bool:
+        if value.__class__ is not str:
+            return False
+        unquoted = self.unquoted.get(document)
+        return unquoted is None or pointer not in unquoted
+
+    def _wrong(
+        self,
+        kind: KindSpec,
+        attr: AttrSpec,
+        value: Any,
+        document: str,
+        pointer: str,
+        node_id: Any,
+        part: str = "",
+    ) -> None:
+        expected = "text" if part else _expected(attr)
+        found = describe(value)
+        hint = None
+        unquoted = self.unquoted.get(document, {}).get(pointer)
+        wants_text = part or attr.category in ("text", "id", "list") or attr.as_text
+        if unquoted is not None:  # what the user wrote, not what YAML made of it
+            read_as, written = unquoted
+            found = f"a {read_as} `{_shown(written)}`"
+            if wants_text:
+                hint = (
+                    f"YAML reads the unquoted `{_shown(written)}` as a {read_as}: write "
+                    f"`{_shown(json.dumps(written, ensure_ascii=False))}` for the text"
+                )
+        elif attr.category == "number" and not attr.as_text and value.__class__ is str:
+            if _DECIMAL_TEXT.fullmatch(value):
+                hint = (
+                    f"the data writes a decimal as text: declare `attr {attr.name}: "
+                    f"{attr.type} as text` if that is how it is written"
+                )
+        elif (
+            attr.as_text
+            and isinstance(value, int | float | Decimal)
+            and value.__class__ is not bool
+        ):
+            hint = f'`{attr.type} as text` values are decimals written as text, such as `"0.52"`'
+        ids = (node_id,) if isinstance(node_id, str) else ()
+        self.problem(
+            "ATTR_TYPE",
+            f"{part}`{attr.name}` of kind `{kind.name}` must be {expected}, found {found}",
+            document,
+            pointer,
+            hint,
+            ids,
+        )
+
+
+def _quoted(pointer: str) -> str:
+    return json.dumps(pointer, ensure_ascii=False)
+
+
+def build_graph(
+    spec: GraphSpec,
+    documents: Mapping[str, Any],
+    unquoted: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
+) -> Graph:
+    """Build the graph of `spec` from parsed input documents (absent documents add nothing).
+
+    Every value is checked against its declaration; the problems are in `Graph.problems`
+    (the graph is built all the same, an attribute of the wrong type holding the value as
+    found: callers refuse such a graph, or only read it where a schema already failed).
+    `unquoted` names, per document, the scalars of a YAML document that were written
+    without quotes and that YAML reads as another type than a string, by JSON pointer:
+    what YAML takes them for (`boolean`, `number`, `date`) and the text as written. Such a
+    scalar is never text (`path: no`, `at: 2024-01-01`), and the problem says to quote it.
+    """
+    builder = _Builder(unquoted or {})
     by_kind: dict[str, list[NodeKey]] = {}
     attrs: dict[NodeKey, dict[str, Any]] = {}
     ids: dict[str, dict[str, NodeKey]] = {}
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
-        for document_name, pointer in kind.records:
-            if document_name not in documents:
+        for records in kind.records:
+            if records.document not in documents:
                 continue
-            found = resolve_pointer(documents[document_name], pointer)
-            records = list(enumerate(found)) if isinstance(found, list) else [(None, found)]
-            for position, record in records:
-                if not isinstance(record, dict):
-                    continue
+            document = documents[records.document]
+            for pointer, record in builder.records(kind, records, document):
                 node: NodeKey = (kind.name, len(keys))
                 values = dict(record)
-                for name, scale in kind.scales:
-                    if name in values:
-                        values[name] = to_exact(values[name], scale)
                 node_id = values.get(kind.key) if kind.key else None
+                for attr in kind.attrs:
+                    value = values.get(attr.name)
+                    if value is not None:
+                        at = f"{pointer}/{escape_token(attr.name)}"
+                        values[attr.name] = builder.attribute(
+                            kind, attr, value, records.document, at, node_id
+                        )
                 values["id"] = node_id
-                values["@document"] = document_name
-                values["@pointer"] = pointer if position is None else f"{pointer}/{position}"
+                values["@document"] = records.document
+                values["@pointer"] = pointer
                 attrs[node] = values
                 keys.append(node)
                 if isinstance(node_id, str) and node_id not in index:
@@ -211,4 +498,4 @@ def build_graph(spec: GraphSpec, documents: Mapping[str, Any]) -> Graph:
                         incoming.setdefault((target, label), []).append(node)
                         labels.setdefault((node, target), set()).add(label)
                 outgoing[(node, label)] = reached
-    return Graph(by_kind, attrs, ids, outgoing, incoming, labels)
+    return Graph(by_kind, attrs, ids, outgoing, incoming, labels, problems=tuple(builder.problems))
