@@ -45,6 +45,67 @@ USAGE_CODES = frozenset(
 
 CASES = (
     Case(
+        "protocol_clause",
+        "PROTOCOL_CLAUSE",
+        "protocol `shop` needs exactly one `graph` clause, found 2",
+        9,
+        9,
+    ),
+    Case(
+        "unknown_graph",
+        "UNKNOWN_GRAPH",
+        "no kind belongs to graph `inventry`",
+        8,
+        9,
+        "did you mean `inventory`?",
+    ),
+    Case(
+        "unknown_format",
+        "UNKNOWN_FORMAT",
+        "document `items` has format `csv`",
+        9,
+        42,
+        "a format is one of json, jsonl, yaml",
+    ),
+    Case(
+        "invalid_path",
+        "INVALID_PATH",
+        "`../items.jsonl` is not a path inside the bundle",
+        9,
+        3,
+        "write a relative path with `/` between names, no `..`, `.` or empty segment",
+    ),
+    Case(
+        "protocol_document_missing",
+        "PROTOCOL_DOCUMENT_MISSING",
+        "graph `inventory` reads document `items`, which protocol `shop` does not declare",
+        7,
+        10,
+        'add `document items path "..." format json|jsonl|yaml`',
+    ),
+    Case(
+        "schema_unreadable",
+        "SCHEMA_UNREADABLE",
+        "cannot read the schema `no_such.schema.json` of `items`: no such file or directory",
+        9,
+        3,
+    ),
+    Case(
+        "schema_invalid",
+        "SCHEMA_INVALID",
+        "the schema `invalid_schema.json` of `items` is unusable: "
+        "unsupported keyword(s): patternProperties",
+        9,
+        3,
+    ),
+    Case(
+        "protocol_entry_off_graph",
+        "PROTOCOL_ENTRY_OFF_GRAPH",
+        "`elsewhere_ok` runs on `elsewhere`, not on the protocol's graph `inventory`",
+        14,
+        13,
+    ),
+    Case(
         "unused_const",
         "UNUSED_CONST",
         "constant `spare` is never used",

@@ -262,6 +262,7 @@ _KEYWORDS = {
     ast.DecisionDecl: "decision",
     ast.TransitionsDecl: "transitions",
     ast.TableDecl: "table",
+    ast.ProtocolDecl: "protocol",
 }
 EVERY_RULE_FILE = sorted(
     path

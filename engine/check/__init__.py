@@ -10,6 +10,7 @@ import networkx as nx
 
 from engine.check.decisions import check_decision, gates_read
 from engine.check.graphs import rule_graphs
+from engine.check.protocols import entries_off_graph
 from engine.check.symbols import SymbolTable, build_symbols, location
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
@@ -73,6 +74,8 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
         diagnostics += disjoint
         failed = frozenset(d.rule for d in disjoint if d.rule)
         diagnostics += usage_warnings(symbols, infos, graphs, failed)
+        for protocol in symbols.of_type(ast.ProtocolDecl).values():
+            diagnostics += entries_off_graph(protocol, graphs)
     unique = list(dict.fromkeys(diagnostics))
     return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)), graphs)
 

@@ -44,6 +44,9 @@ def rule_graphs(
         if isinstance(decl, ast.KindDecl):
             graphs[name] = frozenset(graph.text for graph in decl.graphs)
             continue
+        if isinstance(decl, ast.ProtocolDecl):  # it names its graph; the checker checks it
+            graphs[name] = frozenset(graph.text for graph in decl.graph)
+            continue
         read = reads[name]
         if not read:
             graphs[name] = frozenset()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from engine.builtins import BY_NAME as BUILTINS
 from engine.check.kinds import check_kind
+from engine.check.protocols import check_protocol
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.syntax import ast
@@ -70,6 +71,7 @@ class DeclInfo:
     references: set[str] = field(default_factory=set)
     kinds: set[str] = field(default_factory=set)
     type: Type = ANY
+    attached: dict[str, str] = field(default_factory=dict)  # file -> sha256, hashed with it
 
 
 def _compatible(a: Type, b: Type) -> bool:
@@ -152,6 +154,11 @@ class TypeChecker:
                     self.expr(column.expr, scope)
             case ast.BudgetDecl():
                 self._check_budget(decl)
+            case ast.ProtocolDecl():
+                facts = check_protocol(decl, self.symbols)
+                self.diagnostics += facts.diagnostics
+                self.info.references |= facts.references
+                self.info.attached = facts.attached
             case ast.DecisionDecl() | ast.TransitionsDecl():
                 pass  # checked by their own modules
             case _:  # pragma: no cover

@@ -77,6 +77,8 @@ def canonical_form(node: Any) -> Any:
             # keeps the hash of every declaration that does not use the new syntax.
             if value is not default and value != default:
                 form[name] = canonical_form(value)
+        if isinstance(node, ast.ProtocolDecl):  # a bundle's documents have no order
+            form["documents"] = sorted(form["documents"], key=lambda d: d["name"])
         if isinstance(node, ast.KindDecl) and len(node.graphs) == 1:
             # A kind of one graph keeps the form it had before kinds could be shared, so
             # that no hash of an unchanged rule file changes with the language's growth.

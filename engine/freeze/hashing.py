@@ -70,6 +70,9 @@ def declaration_hashes(checked: CheckedRuleset) -> dict[str, str]:
             "form": canonical_form(decl),
             "uses": {ref: hashes[ref] for ref in references[name]},
         }
+        attached = checked.infos[name].attached
+        if attached:  # files a declaration depends on (a protocol's schemas), by content
+            payload["files"] = attached
         hashes[name] = sha256_hex(canonical_json(payload))
     return {name: hashes[name] for name in declarations}
 

@@ -414,6 +414,39 @@ class TransitionsDecl:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentClause:
+    """`document NAME path "P" format F [schema "S"] [measured] [optional]`: one file of a
+    bundle, read as the input document NAME that `records NAME` clauses of kinds name."""
+
+    name: Ident
+    path: str
+    format: Ident
+    schema: str | None = None
+    measured: bool = False
+    optional: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolDecl:
+    """A protocol: the graph a bundle is checked as, the bundle's documents, and the entry
+    points `rulecheck check` reports (admission gate, verdict decision, report tables).
+
+    Clauses are kept as written (each a tuple) so that the checker can say when one that
+    must appear once is missing or repeated.
+    """
+
+    name: Ident
+    note: str | None
+    graph: tuple[Ident, ...]
+    documents: tuple[DocumentClause, ...]
+    admission: tuple[Ident, ...]
+    verdict: tuple[Ident, ...]
+    report: tuple[Ident, ...]
+    span: Span = _span()
+
+
 Declaration: TypeAlias = (
     ConstDecl
     | MetricDecl
@@ -425,6 +458,7 @@ Declaration: TypeAlias = (
     | DecisionDecl
     | TransitionsDecl
     | TableDecl
+    | ProtocolDecl
 )
 
 DECLARATION_KINDS: dict[type, str] = {
@@ -438,6 +472,7 @@ DECLARATION_KINDS: dict[type, str] = {
     DecisionDecl: "decision",
     TransitionsDecl: "transitions",
     TableDecl: "table",
+    ProtocolDecl: "protocol",
 }
 
 

@@ -473,6 +473,8 @@ def _clauses(decl: ast.Declaration, block: _Block) -> None:
             block.piece(block.add(text), row.span)
     elif isinstance(decl, ast.TransitionsDecl):
         _transition_clauses(decl, block)
+    elif isinstance(decl, ast.ProtocolDecl):
+        _protocol_clauses(decl, block)
 
 
 def _budget_clauses(decl: ast.BudgetDecl, block: _Block) -> None:
@@ -505,6 +507,27 @@ def _transition_clauses(decl: ast.TransitionsDecl, block: _Block) -> None:
     for outcome in decl.outcomes:
         text = f"outcome {outcome.state.text} => {outcome.result.text}"
         block.piece(block.add(text), outcome.span)
+
+
+def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
+    for graph in decl.graph:
+        block.piece(block.add(f"graph {graph.text}"), graph.span)
+    for document in decl.documents:
+        text = (
+            f"document {document.name.text} path {_quote(document.path)} "
+            f"format {document.format.text}"
+        )
+        if document.schema is not None:
+            text += f" schema {_quote(document.schema)}"
+        text += " measured" * document.measured + " optional" * document.optional
+        block.piece(block.add(text), document.span)
+    for keyword, idents in (("admission", decl.admission), ("verdict", decl.verdict)):
+        for ident in idents:
+            block.piece(block.add(f"{keyword} {ident.text}"), ident.span)
+    if decl.report:
+        line = block.add(f"report {_names(decl.report)}")
+        for ident in decl.report:
+            block.piece(line, ident.span)
 
 
 def _names(idents: Sequence[ast.Ident]) -> str:

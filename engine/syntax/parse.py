@@ -389,6 +389,58 @@ class _Builder:
         label, _arrow, *targets = children
         return ast.EdgeDecl(self._ident(label), tuple(self._ident(t) for t in targets), span)
 
+    def protocol_decl(self, span: ast.Span, children: list[Any]) -> ast.ProtocolDecl:
+        name, note, *clauses = children
+
+        def named(keyword: str) -> tuple[ast.Ident, ...]:
+            return tuple(i for k, idents in clauses if k == keyword for i in idents)
+
+        documents = tuple(d for k, d in clauses if k == "document")
+        return ast.ProtocolDecl(
+            self._ident(name),
+            note,
+            named("graph"),
+            documents,
+            named("admission"),
+            named("verdict"),
+            named("report"),
+            span,
+        )
+
+    def _names_clause(self, keyword: str, children: list[Token]) -> tuple[str, Any]:
+        return keyword, tuple(self._ident(token) for token in children)
+
+    def graph_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        return self._names_clause("graph", children)
+
+    def admission_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        return self._names_clause("admission", children)
+
+    def verdict_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        return self._names_clause("verdict", children)
+
+    def report_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        return self._names_clause("report", children)
+
+    def document_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
+        name, path, file_format, schema, measured, optional = children
+        document = ast.DocumentClause(
+            self._ident(name),
+            _unquote(path),
+            self._ident(file_format),
+            schema,
+            bool(measured),
+            bool(optional),
+            span,
+        )
+        return "document", document
+
+    def doc_schema(self, span: ast.Span, children: list[Token]) -> str:
+        return _unquote(children[0])
+
+    def doc_measured(self, span: ast.Span, children: list[Token]) -> bool:
+        return True
+
     def code_decl(self, span: ast.Span, children: list[Any]) -> ast.CodeDecl:
         name, message, note = children
         return ast.CodeDecl(self._ident(name), _unquote(message), note, span)

@@ -1,0 +1,218 @@
+"""Static checks of `protocol` declarations: the bundle's documents and its entry points.
+
+A protocol names one graph; every document that graph's kinds read must be declared with
+its path inside the bundle and its format, and a schema, if given, must be a JSON Schema
+the engine can compile (its bytes are hashed into the protocol's hash). The entry points
+must be of the right declaration kind: the admission a gate, the verdict a decision, the
+report tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
+from engine.check.symbols import SymbolTable, did_you_mean, location
+from engine.errors import Diagnostic
+from engine.syntax import ast
+
+FORMATS = ("json", "jsonl", "yaml")
+_ENTRY_KINDS = {"admission": ast.GateDecl, "verdict": ast.DecisionDecl, "report": ast.TableDecl}
+
+
+@dataclass(slots=True)
+class ProtocolFacts:
+    """What checking a protocol found: diagnostics, the names it uses, its schema digests."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    references: set[str] = field(default_factory=set)
+    attached: dict[str, str] = field(default_factory=dict)
+
+
+def schema_path(document: ast.DocumentClause) -> Path | None:
+    """A document's schema file: relative to the folder of the rule file that declares it."""
+    if document.schema is None:
+        return None
+    return Path(document.span.file).parent / document.schema
+
+
+def load_schema(path: Path) -> tuple[bytes, Validator]:
+    """The bytes and compiled validator of a protocol's schema file.
+
+    Raises:
+        OSError: when the file cannot be read.
+        ValueError: when it is not a JSON object or not a schema the engine can compile.
+    """
+    raw = path.read_bytes()
+    schema = json.loads(raw)
+    if not isinstance(schema, dict):
+        raise ValueError("a JSON Schema is a JSON object")
+    return raw, compile_schema(schema)
+
+
+def graph_documents(symbols: SymbolTable, graph: str) -> set[str]:
+    """The documents the kinds of `graph` read."""
+    return {
+        records.document.text
+        for kind in symbols.kinds.values()
+        if graph in {g.text for g in kind.graphs}
+        for records in kind.records
+    }
+
+
+def check_protocol(decl: ast.ProtocolDecl, symbols: SymbolTable) -> ProtocolFacts:
+    """Every problem of one protocol declaration, and what it references."""
+    facts = ProtocolFacts()
+    name = decl.name.text
+    graphs = {g.text for kind in symbols.kinds.values() for g in kind.graphs}
+    if len(decl.graph) != 1:
+        facts.diagnostics.append(
+            _error(
+                "PROTOCOL_CLAUSE",
+                f"protocol `{name}` needs exactly one `graph` clause, found {len(decl.graph)}",
+                decl.graph[1].span if len(decl.graph) > 1 else decl.name.span,
+                name,
+            )
+        )
+    graph = decl.graph[0].text if decl.graph else None
+    if decl.graph and graph not in graphs:
+        hint = (
+            did_you_mean(graph or "", graphs) or f"the kinds declare: {', '.join(sorted(graphs))}"
+        )
+        facts.diagnostics.append(
+            _error(
+                "UNKNOWN_GRAPH",
+                f"no kind belongs to graph `{graph}`",
+                decl.graph[0].span,
+                name,
+                hint,
+            )
+        )
+    if graph is not None:
+        facts.references |= {
+            kind for kind, d in symbols.kinds.items() if graph in {g.text for g in d.graphs}
+        }
+    _check_documents(decl, symbols, graph if graph in graphs else None, facts)
+    _check_entries(decl, symbols, facts)
+    return facts
+
+
+def _check_documents(
+    decl: ast.ProtocolDecl, symbols: SymbolTable, graph: str | None, facts: ProtocolFacts
+) -> None:
+    name = decl.name.text
+    seen: set[str] = set()
+    for document in decl.documents:
+        text = document.name.text
+        if text in seen:
+            message = f"document `{text}` is declared twice in protocol `{name}`"
+            facts.diagnostics.append(_error("DUPLICATE_NAME", message, document.name.span, name))
+        seen.add(text)
+        if document.format.text not in FORMATS:
+            message = f"document `{text}` has format `{document.format.text}`"
+            hint = f"a format is one of {', '.join(FORMATS)}"
+            facts.diagnostics.append(
+                _error("UNKNOWN_FORMAT", message, document.format.span, name, hint)
+            )
+        if not _bundle_path(document.path):
+            message = f"`{document.path}` is not a path inside the bundle"
+            hint = "write a relative path with `/` between names, no `..`, `.` or empty segment"
+            facts.diagnostics.append(_error("INVALID_PATH", message, document.span, name, hint))
+        _check_schema(document, name, facts)
+    if graph is None:
+        return
+    for missing in sorted(graph_documents(symbols, graph) - seen):
+        message = (
+            f"graph `{graph}` reads document `{missing}`, which protocol `{name}` does not declare"
+        )
+        hint = f'add `document {missing} path "..." format json|jsonl|yaml`'
+        facts.diagnostics.append(
+            _error("PROTOCOL_DOCUMENT_MISSING", message, decl.name.span, name, hint)
+        )
+
+
+def _check_schema(document: ast.DocumentClause, protocol: str, facts: ProtocolFacts) -> None:
+    path = schema_path(document)
+    if path is None:
+        return
+    try:
+        raw, _ = load_schema(path)
+    except OSError as error:
+        reason = (error.strerror or type(error).__name__).lower()
+        message = f"cannot read the schema `{document.schema}` of `{document.name.text}`: {reason}"
+        facts.diagnostics.append(_error("SCHEMA_UNREADABLE", message, document.span, protocol))
+        return
+    except (ValueError, SchemaCompileError, RecursionError) as error:
+        message = f"the schema `{document.schema}` of `{document.name.text}` is unusable: {error}"
+        facts.diagnostics.append(_error("SCHEMA_INVALID", message, document.span, protocol))
+        return
+    facts.attached[document.schema or ""] = hashlib.sha256(raw).hexdigest()
+
+
+def _check_entries(decl: ast.ProtocolDecl, symbols: SymbolTable, facts: ProtocolFacts) -> None:
+    name = decl.name.text
+    for keyword, idents in (
+        ("admission", decl.admission),
+        ("verdict", decl.verdict),
+        ("report", decl.report),
+    ):
+        if keyword != "report" and len(idents) > 1:
+            message = f"protocol `{name}` has {len(idents)} `{keyword}` clauses; one at most"
+            facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, idents[1].span, name))
+        wanted = _ENTRY_KINDS[keyword]
+        what = ast.DECLARATION_KINDS[wanted]
+        for ident in idents:
+            found = symbols.declarations.get(ident.text)
+            if isinstance(found, wanted):
+                facts.references.add(ident.text)
+                continue
+            candidates = [n for n, d in symbols.declarations.items() if isinstance(d, wanted)]
+            if found is None:
+                message = f"unknown {what} `{ident.text}`"
+                facts.diagnostics.append(
+                    _error(
+                        "UNKNOWN_NAME",
+                        message,
+                        ident.span,
+                        name,
+                        did_you_mean(ident.text, candidates),
+                    )
+                )
+            else:
+                found_kind = ast.declaration_kind(found)
+                message = f"a protocol's {keyword} is a {what}; `{ident.text}` is a {found_kind}"
+                facts.diagnostics.append(_error("TYPE_MISMATCH", message, ident.span, name))
+
+
+def entries_off_graph(
+    decl: ast.ProtocolDecl, graphs: Mapping[str, frozenset[str]]
+) -> list[Diagnostic]:
+    """The entry points of a protocol that do not run on its graph (once graphs are known)."""
+    if not decl.graph:
+        return []
+    graph = decl.graph[0].text
+    problems = []
+    for ident in (*decl.admission, *decl.verdict, *decl.report):
+        runs_on = graphs.get(ident.text)
+        if runs_on is not None and graph not in runs_on:
+            where = ", ".join(f"`{g}`" for g in sorted(runs_on)) or "no graph"
+            message = f"`{ident.text}` runs on {where}, not on the protocol's graph `{graph}`"
+            problems.append(_error("PROTOCOL_ENTRY_OFF_GRAPH", message, ident.span, decl.name.text))
+    return problems
+
+
+def _bundle_path(path: str) -> bool:
+    if not path or path.startswith("/") or "\\" in path or "\0" in path:
+        return False
+    parts = path.split("/")
+    return all(part not in ("", ".", "..") for part in parts) and bool(PurePosixPath(path).parts)
+
+
+def _error(
+    code: str, message: str, span: ast.Span, rule: str, hint: str | None = None
+) -> Diagnostic:
+    return Diagnostic(code, message, location(span), hint=hint, rule=rule)
