@@ -25,8 +25,9 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
 
 
 # Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role.
-YAML_PREFIXES = ("MANIFEST", "TASKS", "TRUTH", "ADJUDICATION_MANIFEST", "INPUT")
+YAML_PREFIXES = ("MANIFEST", "TASKS", "TRUTH", "ADJUDICATION_MANIFEST", "INPUT", "LOCK")
 SCHEMA_PREFIXES = (
+    "LOCK",
     "MANIFEST",
     "TASKS",
     "TRUTH",
@@ -97,6 +98,20 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("DECISION_OVERLAP", "some combination of gate outcomes matches two rows"),
             ("DECISION_UNREACHABLE_ROW", "no combination of gate outcomes reaches a row"),
             ("DECISION_TOO_WIDE", "a decision reads more gates than can be enumerated"),
+            ("PROTOCOL_CLAUSE", "a protocol clause that must appear once is missing or repeated"),
+            ("UNKNOWN_GRAPH", "a protocol names a graph no kind belongs to"),
+            ("UNKNOWN_FORMAT", "a document's format is not json, jsonl or yaml"),
+            ("INVALID_PATH", "a document's path is not a relative path inside the bundle"),
+            (
+                "PROTOCOL_DOCUMENT_MISSING",
+                "the protocol's graph reads a document the protocol does not declare",
+            ),
+            ("SCHEMA_UNREADABLE", "a document's schema file cannot be read"),
+            ("SCHEMA_INVALID", "a document's schema is not a JSON Schema the engine compiles"),
+            (
+                "PROTOCOL_ENTRY_OFF_GRAPH",
+                "a protocol's admission, verdict or report does not run on its graph",
+            ),
             ("TRANSITION_UNREACHABLE_STATE", "a state cannot be reached from the initial state"),
             ("TRANSITION_EVENT_UNHANDLED", "an event has no move from a state it applies to"),
             (
@@ -152,6 +167,15 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "an unknown graph, or inputs the graph does not read or lacks (exit 2)",
             ),
             ("INDEX_ENTRY", "a line of an answers index is malformed"),
+            ("BUNDLE_PATH_OUTSIDE", "a document's path leads outside the bundle (a link)"),
+            ("DOCUMENT_SCHEMA", "a document (or a JSON Lines record) breaks its schema"),
+            ("PROTOCOL_FILE", "a bundle's `rulecheck.yaml` is malformed"),
+            ("USAGE_PROTOCOL", "the rules declare no protocol of that name (exit 2)"),
+            ("PROTOCOL_MISMATCH", "the bundle's `rulecheck.yaml` names another protocol"),
+            (
+                "PROTOCOL_RULESET_MISMATCH",
+                "the bundle pins another ruleset hash than the rules loaded",
+            ),
             ("JSON_SYNTAX", "malformed JSON"),
             ("JSON_INVALID_UTF8", "JSON that is not valid UTF-8"),
             ("JSON_DUPLICATE_KEY", "a JSON object names a key twice"),

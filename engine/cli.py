@@ -335,15 +335,19 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
-def _campaign(bundle: Path, rules: tuple[Path, ...], jobs: int) -> Any:
-    from engine.bundle.campaign import Parallel
-    from engine.evaluate.campaign import evaluate_campaign
+def _program(rules: tuple[Path, ...]) -> Any:
     from engine.evaluate.program import compile_program
     from engine.ruleset import load_ruleset
 
-    paths = _default_paths(rules)
-    program = compile_program(load_ruleset(paths))
-    return evaluate_campaign(program, bundle, Parallel(jobs, tuple(paths)))
+    return compile_program(load_ruleset(_default_paths(rules)))
+
+
+def _campaign(bundle: Path, rules: tuple[Path, ...], jobs: int, program: Any = None) -> Any:
+    from engine.bundle.campaign import Parallel
+    from engine.evaluate.campaign import evaluate_campaign
+
+    program = program or _program(rules)
+    return evaluate_campaign(program, bundle, Parallel(jobs, tuple(_default_paths(rules))))
 
 
 jobs_option = click.option(
@@ -389,6 +393,13 @@ def _campaign_exit(result: Any, strict: bool) -> int:
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @jobs_option
 @strict_option
+@click.option(
+    "--protocol",
+    "protocol_name",
+    metavar="NAME",
+    help="The protocol of the rules to check the bundle against (default: the one the "
+    "bundle's rulecheck.yaml names).",
+)
 @command
 def check(
     bundle: Path,
@@ -397,20 +408,43 @@ def check(
     out: Path | None,
     jobs: int,
     strict: bool,
+    protocol_name: str | None,
 ) -> int:
-    """Admit a campaign bundle, then compute the three scorecards and the decision."""
-    from engine.report.campaign_report import campaign_json, check_text
+    """Check a bundle against a protocol of the rules: its documents, every rule of its
+    graph, the admission gate, the verdict and the report tables.
 
-    result = _campaign(bundle, rules, jobs)
-    if output_format == "json":
-        text = to_json(campaign_json(result, scorecards=True))
+    A bundle with no protocol named (no `--protocol`, no `rulecheck.yaml`) is read as a
+    seed 000 campaign bundle (docs/campaign-format.md).
+    """
+    from engine.evaluate.protocol import evaluate_protocol, find_protocol
+
+    program = _program(rules)
+    protocol = find_protocol(program, bundle, protocol_name)
+    markdown = output_format == "markdown"
+    if protocol is not None:
+        from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
+
+        found = evaluate_protocol(program, bundle, protocol)
+        text = (
+            to_json(protocol_json(found, strict))
+            if output_format == "json"
+            else protocol_text(found, markdown=markdown, strict=strict)
+        )
+        code = int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
     else:
-        text = check_text(result, markdown=output_format == "markdown", strict=strict)
+        from engine.report.campaign_report import campaign_json, check_text
+
+        result = _campaign(bundle, rules, jobs, program)
+        if output_format == "json":
+            text = to_json(campaign_json(result, scorecards=True))
+        else:
+            text = check_text(result, markdown=markdown, strict=strict)
+        code = _campaign_exit(result, strict)
     if out is not None:
         _write_output(out, text)
     else:
         click.echo(text, nl=False)
-    return _campaign_exit(result, strict)
+    return code
 
 
 @main.command()

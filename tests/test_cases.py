@@ -1,10 +1,10 @@
-"""The engine's semantics as data: each `tests/data/engine/cases/*.yaml` is one CLI run.
+"""CLI behaviour as data: each `tests/data/*/cases/*.yaml` is one run of `rulecheck`.
 
-A case names its arguments (run in `tests/data/engine/`, with `--rules engine.rules` and
-`--format json` unless it gives a format), the exit code, and what the report must hold:
-`expect` maps JSON pointers into the report to values, `absent` lists pointers that must
-find nothing, `stdout_contains` lists texts of a text report. No case may show Python's own
-error text. Adding a case is adding a file.
+A case names its arguments (run in the folder above `cases/`, with `--rules` from the
+folder's `cases/defaults.yaml` and `--format json` unless it gives a format), the exit
+code, and what the report must hold: `expect` maps JSON pointers into the report to
+values, `absent` lists pointers that must find nothing, `stdout_contains` lists texts of a
+text report. No case may show Python's own error text. Adding a case is adding a file.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import yaml
 
 from tests.cli_run import CliRun
 
-HERE = Path(__file__).resolve().parent / "data" / "engine"
-CASES = sorted((HERE / "cases").glob("*.yaml"))
+DATA = Path(__file__).resolve().parent / "data"
+CASES = sorted(p for p in DATA.glob("*/cases/*.yaml") if p.name != "defaults.yaml")
 _MISSING = object()
 _PYTHON_TEXT = ("Traceback", "NoneType", "unsupported operand", "object is not", "INTERNAL_ERROR")
 
@@ -36,13 +36,14 @@ def _at(document: Any, pointer: str) -> Any:
     return value
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.stem for case in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.parent.name}/{c.stem}" for c in CASES])
 def test_case(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = yaml.safe_load(case.read_text(encoding="utf-8"))
-    args = [str(a) for a in spec["args"]] + ["--rules", "engine.rules"]
+    defaults = yaml.safe_load((case.parent / "defaults.yaml").read_text(encoding="utf-8"))
+    args = [str(a) for a in spec["args"]] + ["--rules", defaults["rules"]]
     if "--format" not in args:
         args += ["--format", "json"]
-    monkeypatch.chdir(HERE)
+    monkeypatch.chdir(case.parent.parent)
     run = CliRun(args)
     run.assert_clean()
     output = run.stdout + run.stderr
@@ -57,4 +58,10 @@ def test_case(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cases_exist() -> None:
-    assert len(CASES) >= 9
+    assert {case.parent.parent.name for case in CASES} >= {"engine", "protocol"}
+
+
+def test_readme_shows_the_protocol_the_cases_check() -> None:
+    readme = (DATA.parent.parent / "README.md").read_text(encoding="utf-8")
+    rules = (DATA / "protocol" / "eval.rules").read_text(encoding="utf-8")
+    assert f"```\n{rules}```" in readme

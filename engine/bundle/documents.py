@@ -104,7 +104,7 @@ def load_documents(named: Iterable[tuple[str, Path]]) -> dict[str, Document]:
                 str(path),
             )
         try:
-            documents[name] = _load(name, path, kind)
+            documents[name] = load_document(name, path, kind)
         except RulecheckError as error:
             if error.exit_code == ExitCode.USAGE:
                 raise
@@ -118,7 +118,12 @@ def _usage(code: str, message: str, file: str) -> RulecheckError:
     return RulecheckError([Diagnostic(code, message, Location(file))], ExitCode.USAGE)
 
 
-def _load(name: str, path: Path, kind: str) -> Document:
+def load_document(name: str, path: Path, kind: str) -> Document:
+    """Parse one file as document `name` in format `kind` (`json`, `jsonl` or `yaml`).
+
+    Raises:
+        RulecheckError: exit 2 when the file cannot be read; exit 1 for malformed content.
+    """
     file = str(path)
     try:
         raw = path.read_bytes()

@@ -41,8 +41,11 @@ def declared_graphs(program: Program) -> frozenset[str]:
     return frozenset(graph.text for kind in kinds for graph in kind.graphs)
 
 
-def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:
-    """Refuse (exit 2) an unknown graph, and input names the graph does not read or lacks."""
+def check_inputs(
+    program: Program, graph: str, names: Collection[str], optional: Collection[str] = ()
+) -> None:
+    """Refuse (exit 2) an unknown graph, and input names the graph does not read or lacks
+    (an `optional` document may be absent)."""
     graphs = declared_graphs(program)
     if graph not in graphs:
         hint = did_you_mean(graph, graphs) or f"the rules declare: {', '.join(sorted(graphs))}"
@@ -52,7 +55,7 @@ def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:
     for name in sorted(set(names) - reads):
         hint = did_you_mean(name, reads) or f"graph `{graph}` reads {listed}"
         raise _usage(f"graph `{graph}` reads no document `{name}`", hint)
-    missing = sorted(reads - set(names))
+    missing = sorted(reads - set(names) - set(optional))
     if missing:
         raise _usage(
             f"graph `{graph}` also reads {', '.join(f'`{m}`' for m in missing)}",
@@ -60,14 +63,19 @@ def check_inputs(program: Program, graph: str, names: Collection[str]) -> None:
         )
 
 
-def evaluate_documents(program: Program, graph: str, documents: dict[str, Document]) -> GraphResult:
+def evaluate_documents(
+    program: Program,
+    graph: str,
+    documents: dict[str, Document],
+    optional: Collection[str] = (),
+) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it.
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
             what the kinds declare (a value of another type, records that are not there).
     """
-    check_inputs(program, graph, documents.keys())
+    check_inputs(program, graph, documents.keys(), optional)
     built = build_graph(
         program.graph(graph),
         {n: d.value for n, d in documents.items()},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.evaluate.gates import RuleResult
+from engine.evaluate.gates import RuleResult, TableResult
 from engine.evaluate.inputs import GraphResult
 from engine.evaluate.links import Violation
 from engine.report.evaluation_report import (
@@ -95,7 +95,13 @@ def _budget_text(budget: RuleResult) -> list[str]:
     return lines
 
 
-def graph_text(result: GraphResult, *, markdown: bool = False, strict: bool = False) -> str:
+def graph_text(
+    result: GraphResult,
+    *,
+    markdown: bool = False,
+    strict: bool = False,
+    tables: list[TableResult] | None = None,
+) -> str:
     """The report for reading: inputs, the outcome, then findings, rules, tables, decisions."""
     evaluation = result.evaluation
     failed_rules = [r for r in (*evaluation.budgets, *evaluation.gates) if not r.passed]
@@ -128,7 +134,7 @@ def graph_text(result: GraphResult, *, markdown: bool = False, strict: bool = Fa
         for gate in evaluation.gates:
             lines += gate_text(gate, "all")
         lines.append("")
-    for table in evaluation.tables:
+    for table in evaluation.tables if tables is None else tables:
         lines += table_text(table, markdown)
     for decision in evaluation.decisions:
         lines += decision_text(decision)

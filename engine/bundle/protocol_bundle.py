@@ -1,0 +1,145 @@
+"""Load a bundle as a protocol declares it: each `document` clause names a file in the
+bundle, its format and its schema. Nothing here knows any protocol.
+
+Every path stays inside the bundle (links included); a missing document is an error unless
+declared `optional`; each document is parsed strictly and checked against its schema, and
+every problem of every file is reported together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bundle import paths
+from engine.bundle.documents import Document, load_document
+from engine.bundle.schemac import Validator
+from engine.bundle.strictjson import locate
+from engine.check.protocols import load_schema, schema_path
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.syntax import ast
+
+PROTOCOL_FILE = "rulecheck.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolBundle:
+    """A bundle's documents, as its protocol declares them (absent optional ones left out)."""
+
+    root: Path
+    protocol: ast.ProtocolDecl
+    documents: dict[str, Document]
+    schemas: dict[str, str]  # document name -> sha256 of its schema
+
+    def measured(self) -> dict[str, str]:
+        """The sha256 of every measured document present."""
+        return {
+            d.name.text: self.documents[d.name.text].sha256
+            for d in self.protocol.documents
+            if d.measured and d.name.text in self.documents
+        }
+
+
+def load_protocol_bundle(root: Path, protocol: ast.ProtocolDecl) -> ProtocolBundle:
+    """Read every document of `protocol` from the bundle folder `root`.
+
+    Raises:
+        RulecheckError: exit 2 if `root` is not a folder; exit 1 listing every missing,
+            escaping, malformed or schema-violating document.
+    """
+    if not root.is_dir():
+        message = f"`{root}` is not a bundle folder"
+        raise RulecheckError(
+            [Diagnostic("FILE_UNREADABLE", message, Location(str(root)))], ExitCode.USAGE
+        )
+    documents: dict[str, Document] = {}
+    schemas: dict[str, str] = {}
+    problems: list[Diagnostic] = []
+    for clause in protocol.documents:
+        path = paths.inside(root, clause.path, strict_segments=True)
+        shown = str(root / clause.path)
+        if path is None:
+            message = f"document `{clause.name.text}` at `{clause.path}` leaves the bundle"
+            problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
+            continue
+        if not path.exists():
+            if not clause.optional:
+                message = f"the bundle has no `{clause.path}` (document `{clause.name.text}`)"
+                problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
+            continue
+        try:
+            document = load_document(clause.name.text, root / clause.path, clause.format.text)
+        except RulecheckError as error:
+            problems += error.diagnostics
+            continue
+        documents[clause.name.text] = document
+        schema = _schema(clause, problems)
+        if schema is not None:
+            digest, validate = schema
+            schemas[clause.name.text] = digest
+            problems += _schema_problems(document, validate)
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return ProtocolBundle(root, protocol, documents, schemas)
+
+
+def _schema(clause: ast.DocumentClause, problems: list[Diagnostic]) -> tuple[str, Validator] | None:
+    path = schema_path(clause)
+    if path is None:
+        return None
+    try:
+        raw, validate = load_schema(path)
+    except (OSError, ValueError, RecursionError):
+        message = f"the schema `{clause.schema}` changed since the rules were checked"
+        problems.append(Diagnostic("SCHEMA_UNREADABLE", message, Location(str(path))))
+        return None
+    return hashlib.sha256(raw).hexdigest(), validate
+
+
+def _schema_problems(document: Document, validate: Validator) -> list[Diagnostic]:
+    """Every schema violation, located: a JSON Lines document is checked record by record."""
+    if document.format == "jsonl":
+        found = []
+        for index, record in enumerate(document.value):
+            line, raw = document.record_lines[index]
+            for pointer, _keyword, message in validate(record):
+                position = locate(raw, pointer)
+                column = position[1] if position else None
+                where = Location(document.file, line, column, pointer=f"/{index}{pointer}")
+                found.append(Diagnostic("DOCUMENT_SCHEMA", message, where))
+        return found
+    return [
+        Diagnostic("DOCUMENT_SCHEMA", message, _where(document, pointer))
+        for pointer, _keyword, message in validate(document.value)
+    ]
+
+
+def _where(document: Document, pointer: str) -> Location:
+    line, column = document.position(pointer)
+    return Location(document.file, line, column, pointer=pointer)
+
+
+def read_protocol_file(root: Path) -> dict[str, Any] | None:
+    """The bundle's `rulecheck.yaml` (`protocol: NAME`, optional `ruleset_hash`), if any.
+
+    Raises:
+        RulecheckError: exit 1 when the file is malformed.
+    """
+    path = root / PROTOCOL_FILE
+    if not path.is_file():
+        return None
+    document = load_document("protocol", path, "yaml")
+    value = document.value
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("protocol"), str)
+        or set(value) - {"protocol", "ruleset_hash"}
+        or not isinstance(value.get("ruleset_hash", ""), str)
+    ):
+        message = "`rulecheck.yaml` holds `protocol: NAME` and optionally `ruleset_hash: HEX`"
+        raise RulecheckError(
+            [Diagnostic("PROTOCOL_FILE", message, Location(str(path)))], ExitCode.REFUSED
+        )
+    return value

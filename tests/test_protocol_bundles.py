@@ -1,0 +1,93 @@
+"""Protocol bundles through `rulecheck check`: the shipped trial set, and what a hostile
+bundle can do to the loader (leave the bundle, lose a document, name another protocol)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import CliRun
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIALS = ROOT / "controls" / "trials"
+
+
+def _check(bundle: Path, *args: str) -> CliRun:
+    run = CliRun(["check", str(bundle), "--format", "json", *args])
+    run.assert_clean()
+    return run
+
+
+@pytest.fixture
+def trials(tmp_path: Path) -> Path:
+    copy = tmp_path / "trials"
+    shutil.copytree(TRIALS, copy)
+    return copy
+
+
+def test_the_shipped_trial_set_is_comparable_through_its_protocol() -> None:
+    run = _check(TRIALS)
+    assert run.exit_code == 0, run.stdout
+    assert run.data["protocol"]["name"] == "trial_set"
+    assert run.data["verdict"] == "COMPARABLE"
+    assert [t["name"] for t in run.data["tables"]] == ["trial_outcomes", "arm_outcomes"]
+    assert set(run.data["documents"]) == {"oracle", "trials", "results"}
+    assert all(d["measured"] and len(d["sha256"]) == 64 for d in run.data["documents"].values())
+
+
+def test_a_broken_trial_set_is_refused_through_its_protocol(trials: Path) -> None:
+    results = (trials / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    (trials / "results.jsonl").write_text("\n".join(results[1:]) + "\n", encoding="utf-8")
+    run = _check(trials)
+    assert run.exit_code == 1
+    assert run.data["passed"] is False
+    assert run.data["verdict"] != "COMPARABLE"
+
+
+def test_a_missing_document_is_refused(trials: Path) -> None:
+    (trials / "results.jsonl").unlink()
+    run = _check(trials)
+    assert run.exit_code == 1
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "BUNDLE_FILE_MISSING"
+    assert diagnostic["location"]["file"].endswith("results.jsonl")
+
+
+def test_a_document_linked_from_outside_the_bundle_is_refused(trials: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    shutil.move(trials / "results.jsonl", outside)
+    os.symlink(outside, trials / "results.jsonl")
+    run = _check(trials)
+    assert run.exit_code == 1
+    assert [d["code"] for d in run.data["diagnostics"]] == ["BUNDLE_PATH_OUTSIDE"]
+    assert outside.exists()  # nothing the user gave is touched
+
+
+def test_a_bundle_for_another_protocol_is_refused() -> None:
+    run = _check(TRIALS, "--protocol", "oracle_calibration")
+    assert run.exit_code == 1
+    assert [d["code"] for d in run.data["diagnostics"]] == ["PROTOCOL_MISMATCH"]
+
+
+def test_the_oracle_alone_is_checked_by_its_own_protocol(trials: Path) -> None:
+    (trials / "rulecheck.yaml").write_text("protocol: oracle_calibration\n", encoding="utf-8")
+    run = _check(trials)
+    assert run.exit_code == 0, run.stdout
+    assert run.data["verdict"] == "TRIALS_MAY_START"
+    assert set(run.data["documents"]) == {"oracle"}
+
+
+def test_a_malformed_protocol_file_is_a_located_refusal(trials: Path) -> None:
+    (trials / "rulecheck.yaml").write_text("protocol: [trial_set]\n", encoding="utf-8")
+    run = _check(trials)
+    assert run.exit_code == 1
+    assert [d["code"] for d in run.data["diagnostics"]] == ["PROTOCOL_FILE"]
+
+
+def test_a_bundle_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    run = _check(tmp_path / "nothing", "--protocol", "trial_set")
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "FILE_UNREADABLE"
