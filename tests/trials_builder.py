@@ -203,8 +203,10 @@ class _NoAliases(yaml.SafeDumper):
 
 
 def write(folder: Path, documents: dict[str, Any]) -> dict[str, Path]:
-    """Write the documents as oracle.yaml, trials.jsonl and results.jsonl; their paths."""
+    """Write the documents as oracle.yaml, trials.jsonl and results.jsonl, and the
+    bundle's rulecheck.yaml naming its protocol (`trial_set`); the documents' paths."""
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rulecheck.yaml").write_text("protocol: trial_set\n", encoding="utf-8")
     paths = {
         "oracle": folder / "oracle.yaml",
         "trials": folder / "trials.jsonl",
