@@ -16,7 +16,8 @@ class Builtin:
     """One built-in function.
 
     `arity` is None for a function of one or more arguments. `runtime` names the function
-    of `engine.evaluate.runtime` a call compiles to, with the arguments as written; None
+    of `engine.evaluate.runtime` a call compiles to, with the arguments as written (and
+    the evaluation context first when `context` is set: it reads the files' facts); None
     where the code generator compiles the call itself (it reads the graph or a rule).
     """
 
@@ -26,6 +27,7 @@ class Builtin:
     returns: str
     meaning: str
     runtime: str | None
+    context: bool = False
 
 
 BUILTINS: tuple[Builtin, ...] = (
@@ -121,6 +123,61 @@ BUILTINS: tuple[Builtin, ...] = (
         "s",
         "seconds since 1970 of an ISO-8601 UTC time such as `2026-10-01T09:00:00Z` (exact)",
         "utc",
+    ),
+    Builtin(
+        "seeded_order",
+        3,
+        "seeded_order(seed, label, S)",
+        "list of text",
+        "the texts of `S` sorted by the sha256 of `seed`, `label` and each text joined by "
+        "U+001F (ties by the text): an order anyone can re-derive from a frozen seed",
+        "seeded_order",
+    ),
+    Builtin(
+        "file_sha256",
+        1,
+        "file_sha256(path)",
+        "text or null",
+        "the sha256 of the bundle's file at the relative `path`; null when it is absent or "
+        "would leave the bundle (an evaluation error outside a bundle)",
+        "file_sha256",
+        context=True,
+    ),
+    Builtin(
+        "record_sha256",
+        1,
+        "record_sha256(node)",
+        "text",
+        "the sha256 of the bytes of the JSON Lines record `node` was read from, without its "
+        "line end",
+        "record_sha256",
+        context=True,
+    ),
+    Builtin(
+        "record_line",
+        1,
+        "record_line(node)",
+        "number",
+        "the physical line of the JSON Lines record `node` was read from",
+        "record_line",
+        context=True,
+    ),
+    Builtin(
+        "ruleset_hash",
+        0,
+        "ruleset_hash()",
+        "text",
+        "the hash of the ruleset this evaluation runs with",
+        "ruleset_hash",
+        context=True,
+    ),
+    Builtin(
+        "schema_sha256",
+        1,
+        "schema_sha256(name)",
+        "text",
+        "the sha256 of the shipped JSON Schema `name` (`manifests/schemas/NAME.schema.json`)",
+        "schema_sha256",
     ),
     Builtin(
         "passed",

@@ -631,8 +631,10 @@ def test_admission_links_refuse(rehash: bool, rules: tuple[str, ...], tmp_path: 
         assert len(violation["rule_hash"]) == 64
         if violation["code"] == "FREEZE_INPUT_CHANGED":  # locates the manifest input entry
             pointer = violation["location"]["pointer"]
-            entry = campaign.manifest["inputs"][int(pointer.strip("/"))]
+            assert pointer.startswith("/inputs/")
+            entry = campaign.manifest["inputs"][int(pointer.removeprefix("/inputs/"))]
             assert entry["path"] == "packets/P9.json"
+            assert violation["location"]["file"].endswith("manifest.yaml")
 
 
 # ---- infrastructure-invalid triplets (seed 000 §5, C17) ---------------------------------------
@@ -1224,7 +1226,8 @@ def test_prompt_byte_changed(tmp_path: Path) -> None:
     index = next(
         i for i, e in enumerate(campaign.manifest["inputs"]) if e["path"] == "prompts/B.txt"
     )
-    assert violation["location"]["pointer"] == f"/{index}"
+    assert violation["location"]["pointer"] == f"/inputs/{index}"
+    assert violation["location"]["file"].endswith("manifest.yaml")
     assert "prompts/B.txt" in json.dumps(violation)
 
 

@@ -91,3 +91,16 @@ def test_a_bundle_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     run = _check(tmp_path / "nothing", "--protocol", "trial_set")
     assert run.exit_code == 2
     assert run.data["diagnostics"][0]["code"] == "FILE_UNREADABLE"
+
+
+def test_derived_facts_name_the_rules_and_the_shipped_schema_of_the_run() -> None:
+    facts = ROOT / "tests" / "data" / "facts"
+    run = CliRun(
+        ["check", str(facts / "sealed"), "--rules", str(facts / "facts.rules"), "--format", "json"]
+    )
+    assert run.exit_code == 0, run.stdout
+    inventory = CliRun(["inventory", "--rules", str(facts / "facts.rules"), "--format", "json"])
+    contract = CliRun(["inventory", "--format", "json"]).data
+    row = run.data["tables"][0]["rows"][0]["values"]
+    assert row[2] == run.data["ruleset_hash"] == inventory.data["rules"]["ruleset_hash"]
+    assert row[3] in str(contract)

@@ -1,12 +1,12 @@
 """Load a campaign bundle folder into the documents of the `campaign` graph.
 
-Every file is read strictly and validated by its schema; every problem is located. Besides
-the files, the loader derives what rules compare the files with, computed here because it
-needs bytes or algorithms, never protocol knowledge:
+Every file is read strictly and validated by its schema; every problem is located. The
+records are kept as the user wrote them; each JSON Lines record's line and bytes are kept
+beside them, for the `record_sha256`/`record_line` builtins and for locating findings.
+Facts the rules compute themselves through builtins (the ruleset hash, schema digests, file
+hashes, seeded orders) are not derived here. Still derived here, until the language can
+say them:
 
-* `engine`: the ruleset hash and response-schema digest this run evaluates with;
-* `inputs`: for each measured input the manifest names, its sha256 as declared and as found;
-* `derived`: the evaluation task order re-derived from the trial seed;
 * `answers`: the structural check of each session's answer (final and ledger separately);
 * `blind`: the anonymous ID and sha256 of the raters' view of each answered review.
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 from engine.bundle import paths
 from engine.bundle.blind import blind_bytes
-from engine.bundle.jsonschemas import compiled_schema, schema_digest
-from engine.bundle.ordering import blind_answer_id, task_order
+from engine.bundle.jsonschemas import compiled_schema
+from engine.bundle.ordering import blind_answer_id
 from engine.bundle.strictjson import loads_strict
 from engine.bundle.yamldoc import load_yaml_document
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
@@ -37,7 +37,6 @@ JSON_LINES = {
     "receipts": ("receipts.jsonl", "receipt"),
     "adjudications": ("adjudications.jsonl", "adjudication"),
 }
-RESPONSE_SCHEMA = "response_contract"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +46,7 @@ class Bundle:
     root: Path
     documents: dict[str, Any]
     answer_reports: dict[str, AnswerReport]
+    record_lines: dict[str, tuple[tuple[int, bytes], ...]]
 
 
 def _refuse(diagnostics: list[Diagnostic]) -> RulecheckError:
@@ -58,14 +58,18 @@ def inside(root: Path, relative: Any) -> Path | None:
     return paths.inside(root, relative, strict_segments=True)
 
 
-def _json_lines(root: Path, name: str, schema: str, problems: list[Diagnostic]) -> list[Any]:
+def _json_lines(
+    root: Path, name: str, schema: str, problems: list[Diagnostic]
+) -> tuple[list[Any], tuple[tuple[int, bytes], ...]]:
+    """The valid records of a JSON Lines file, and each one's physical line and bytes."""
     path = root / name
     if not path.is_file():
         problems.append(
             Diagnostic("BUNDLE_FILE_MISSING", f"the bundle has no `{name}`", Location(str(path)))
         )
-        return []
+        return [], ()
     records: list[Any] = []
+    lines: list[tuple[int, bytes]] = []
     validate = compiled_schema(schema)
     for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not raw.strip():
@@ -93,10 +97,9 @@ def _json_lines(root: Path, name: str, schema: str, problems: list[Diagnostic]) 
                 )
             )
         if not errors:
-            record["line_sha256"] = hashlib.sha256(raw.rstrip(b"\r")).hexdigest()
-            record["line"] = number
             records.append(record)
-    return records
+            lines.append((number, raw))
+    return records, tuple(lines)
 
 
 def _yaml(root: Path, name: str, schema: str, code: str, problems: list[Diagnostic]) -> Any:
@@ -136,19 +139,6 @@ def _truth(root: Path, tasks: Any, problems: list[Diagnostic]) -> dict[str, Any]
                 {**obligation, "task_id": truth["task_id"], "version": truth["version"]}
             )
     return {"obligations": obligations}
-
-
-def _inputs(root: Path, manifest: Any) -> list[dict[str, Any]]:
-    checked = []
-    for entry in (manifest or {}).get("inputs", []):
-        path = inside(root, entry["path"])
-        actual = None
-        if path is not None and path.is_file():
-            actual = hashlib.sha256(path.read_bytes()).hexdigest()
-        checked.append(
-            {**entry, "declared": entry["sha256"], "actual": actual, "exists": actual is not None}
-        )
-    return checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,34 +247,24 @@ def load_bundle(root: Path, checker: AnswerChecker, parallel: Parallel | None = 
     adjudication_manifest = _yaml(
         root, ADJUDICATION_MANIFEST, "adjudication_manifest", "ADJUDICATION_MANIFEST", problems
     )
-    lines = {
+    read = {
         name: _json_lines(root, file, schema, problems)
         for name, (file, schema) in JSON_LINES.items()
     }
+    lines = {name: records for name, (records, _) in read.items()}
     truth = _truth(root, tasks, problems)
     if problems:
         raise _refuse(problems)
     registry = (tasks, manifest, lines["sessions"])
     summaries, reports = _answers(root, checker, registry, parallel or Parallel())
-    program = checker.program
     documents: dict[str, Any] = {
         "manifest": manifest,
         "tasks": tasks,
         "adjudication_manifest": adjudication_manifest,
         **lines,
         "truth": truth,
-        "engine": {
-            "ruleset_hash": program.ruleset.hashed.ruleset_hash,
-            "response_schema_sha256": schema_digest(RESPONSE_SCHEMA),
-        },
-        "inputs": _inputs(root, manifest),
-        "derived": {
-            "task_order": task_order(
-                manifest["trial_seed"],
-                [t["task_id"] for t in tasks["tasks"] if t["phase"] == "evaluation"],
-            )
-        },
         "answers": summaries,
         "blind": _blind(root, manifest["trial_seed"], lines["sessions"], summaries),
     }
-    return Bundle(root, documents, reports)
+    record_lines = {name: positions for name, (_, positions) in read.items()}
+    return Bundle(root, documents, reports, record_lines)

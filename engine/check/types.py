@@ -556,8 +556,14 @@ class TypeChecker:
             )
             return ANY
         match node.func:
-            case "len" | "line_count" | "id_count":
+            case "len" | "line_count" | "id_count" | "record_line":
                 return NUMBER_TYPE
+            case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
+                return TEXT
+            case "seeded_order":
+                if args[2].tag not in ("set", "list", "any"):
+                    self.error("TYPE_MISMATCH", "`seeded_order` orders a set or list", node.span)
+                return TEXT_LIST
             case "utc":
                 return quantity(TIME)
             case "one":

@@ -16,6 +16,7 @@ from engine.bundle.sources import source_document
 from engine.bundle.strictjson import load_strict_file, locate
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
+from engine.evaluate.facts import Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
 from engine.graph.build import build_graph
@@ -151,6 +152,7 @@ class AnswerChecker:
         self.program = program
         self.spec = program.graph(ANSWER_GRAPH)
         self.links = program.links_of(ANSWER_GRAPH)
+        self._facts = Facts(program.ruleset.hashed.ruleset_hash)
         self._cache: dict[tuple[str, str], tuple[JsonInput | None, list[Finding]]] = {}
 
     def _shared(
@@ -209,7 +211,7 @@ class AnswerChecker:
             # rules' evaluation errors.
             findings += [_locate_problem(problem, inputs) for problem in graph.problems]
             return report(findings, 0)
-        ctx = Context(graph)
+        ctx = Context(graph, self._facts)
         for link in self.links:
             for violation in run_link(link, ctx, "answer")[0]:
                 if shape_ok or violation.code != EVALUATION_ERROR:

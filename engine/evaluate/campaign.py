@@ -26,6 +26,7 @@ from engine.bundle.yamldoc import parse_yaml, yaml_positions
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.answer import AnswerChecker
 from engine.evaluate.compile import Context
+from engine.evaluate.facts import Facts
 from engine.evaluate.program import Evaluation, Program
 from engine.graph.build import build_graph
 
@@ -89,7 +90,8 @@ def evaluate_campaign(
     if graph.problems:
         located = [_located(problem, bundle) for problem in graph.problems]
         raise RulecheckError(located, ExitCode.REFUSED)
-    evaluation = program.evaluate(CAMPAIGN_GRAPH, Context(graph), FILE_DOCUMENTS)
+    facts = Facts(program.ruleset.hashed.ruleset_hash, root, bundle.record_lines)
+    evaluation = program.evaluate(CAMPAIGN_GRAPH, Context(graph, facts), FILE_DOCUMENTS)
     return CampaignResult(
         bundle, evaluation, program.ruleset.hashed.ruleset_hash, _admission_gates(program)
     )
@@ -107,8 +109,8 @@ _FILES = {
 def _located(problem: Diagnostic, bundle: Bundle) -> Diagnostic:
     """A graph problem (located by document name and pointer) at its file, line and column.
 
-    Only read when the bundle is refused: the loader keeps no positions, so the file is
-    read again. A JSON Lines record holds the `line` the loader read it from; a truth
+    Only computed when the bundle is refused. A JSON Lines record is located in the line
+    and bytes the loader kept; a YAML file is read again for its positions; a truth
     obligation is found again in `truth/TASK.yaml`; a derived document has no file and is
     reported at the bundle folder.
     """
@@ -119,12 +121,9 @@ def _located(problem: Diagnostic, bundle: Bundle) -> Diagnostic:
     location = Location(str(bundle.root), pointer=pointer)
     if name in JSON_LINES and isinstance(records, list) and _index(head, records):
         path = bundle.root / _FILES[name]
-        line = records[int(head)].get("line")
-        column = None
-        if isinstance(line, int):
-            found = _read_lines(path, line)
-            position = locate(found, "/" + rest if rest else "") if found else None
-            column = position[1] if position else None
+        line, raw = bundle.record_lines[name][int(head)]
+        position = locate(raw, "/" + rest if rest else "")
+        column = position[1] if position else None
         location = Location(str(path), line, column, pointer=pointer)
     elif name in _FILES:
         location = _yaml_location(bundle.root / _FILES[name], pointer)
@@ -135,14 +134,6 @@ def _located(problem: Diagnostic, bundle: Bundle) -> Diagnostic:
 
 def _index(head: str, records: list[Any]) -> bool:
     return head.isdigit() and int(head) < len(records)
-
-
-def _read_lines(path: Path, line: int) -> bytes | None:
-    try:
-        lines = path.read_bytes().split(b"\n")
-    except OSError:  # pragma: no cover - the loader has just read it
-        return None
-    return lines[line - 1] if 0 < line <= len(lines) else None
 
 
 def _yaml_location(path: Path, pointer: str) -> Location:

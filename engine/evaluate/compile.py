@@ -15,7 +15,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from engine.builtins import BUILTINS
+from engine.builtins import BUILTINS, BY_NAME
 from engine.check import CheckedRuleset
 from engine.evaluate import runtime
 from engine.evaluate.runtime import Context, EvaluationError
@@ -362,7 +362,8 @@ class Compiler:
         if node.func in self.symbols.metrics:
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
         if node.func in _SIMPLE_BUILTINS:
-            return f"{_SIMPLE_BUILTINS[node.func]}({', '.join(args)})"
+            context = ["ctx"] if BY_NAME[node.func].context else []
+            return f"{_SIMPLE_BUILTINS[node.func]}({', '.join([*context, *args])})"
         first = node.args[0] if node.args else None
         if node.func == "passed":
             assert isinstance(first, ast.Name)

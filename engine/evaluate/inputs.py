@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.bundle.documents import Document
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
+from engine.evaluate.facts import Facts
 from engine.evaluate.program import Evaluation, Program
 from engine.graph.build import build_graph
 
@@ -68,6 +70,7 @@ def evaluate_documents(
     graph: str,
     documents: dict[str, Document],
     optional: Collection[str] = (),
+    root: Path | None = None,
 ) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it.
 
@@ -83,7 +86,9 @@ def evaluate_documents(
     )
     if built.problems:
         raise RulecheckError([_located(p, documents) for p in built.problems], ExitCode.REFUSED)
-    evaluation = program.evaluate(graph, Context(built), frozenset(documents))
+    records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
+    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records)
+    evaluation = program.evaluate(graph, Context(built, facts), frozenset(documents))
     return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash)
 
 

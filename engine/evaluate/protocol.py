@@ -103,6 +103,8 @@ def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) 
     """Load the bundle's documents and evaluate the protocol's graph over them."""
     bundle = load_protocol_bundle(root, protocol)
     optional = frozenset(d.name.text for d in protocol.documents if d.optional)
-    graph = evaluate_documents(program, protocol.graph[0].text, bundle.documents, optional)
+    graph = evaluate_documents(
+        program, protocol.graph[0].text, bundle.documents, optional, root=root
+    )
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)

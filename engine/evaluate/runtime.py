@@ -6,6 +6,7 @@ adding text, an empty median) raises EvaluationError instead.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
 from engine.textlines import line_count
 
@@ -51,9 +53,11 @@ def failure(error: BaseException) -> str:
 
 @dataclass(slots=True)
 class Context:
-    """What one evaluation reads: a graph, the gate outcomes known so far, a metric memo."""
+    """What one evaluation reads: a graph, the facts of the files it came from, the gate
+    outcomes known so far, a metric memo."""
 
     graph: Graph
+    facts: Facts = field(default_factory=Facts)
     gates: dict[str, bool] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
 
@@ -374,3 +378,59 @@ def bound(env: dict[str, Any], name: str) -> Any:
         return env[name]
     except KeyError:
         raise EvaluationError(f"`{name}` is not bound") from None
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise EvaluationError(f"`{what}` needs text, found {_shown(value)}")
+    return value
+
+
+def ruleset_hash(ctx: Context) -> str:
+    """The hash of the ruleset this evaluation runs with."""
+    return ctx.facts.ruleset_hash
+
+
+def schema_sha256(name: Any) -> str:
+    """The sha256 of a shipped JSON Schema, by name (`response_contract`)."""
+    from engine.bundle.jsonschemas import schema_digest
+
+    try:
+        return schema_digest(_text(name, "schema_sha256"))
+    except OSError:
+        raise EvaluationError(f"no shipped schema `{name}`") from None
+
+
+def file_sha256(ctx: Context, relative: Any) -> str | None:
+    """The sha256 of a bundle file; null when it is absent or would leave the bundle."""
+    if ctx.facts.root is None:
+        raise EvaluationError("`file_sha256` reads files of a bundle: check it as a bundle")
+    return ctx.facts.file_sha256(_text(relative, "file_sha256"))
+
+
+def _record(ctx: Context, node: Any, what: str) -> tuple[int, bytes]:
+    if node.__class__ is not tuple:
+        raise EvaluationError(f"`{what}` needs a node, found {_shown(node)}")
+    attrs = ctx.graph.attrs[node]
+    found = ctx.facts.record(attrs["@document"], attrs["@pointer"])
+    if found is None:
+        raise EvaluationError(f"`{what}`: the node was not read from a JSON Lines record")
+    return found
+
+
+def record_sha256(ctx: Context, node: Any) -> str:
+    """The sha256 of the bytes of the JSON Lines record a node was read from (no line end)."""
+    return hashlib.sha256(_record(ctx, node, "record_sha256")[1].rstrip(b"\r")).hexdigest()
+
+
+def record_line(ctx: Context, node: Any) -> int:
+    """The physical line of the JSON Lines record a node was read from."""
+    return _record(ctx, node, "record_line")[0]
+
+
+def seeded_order(seed: Any, label: Any, items: Any) -> list[str]:
+    """The items in the order the seed and label fix (sha256 of seed, label and item)."""
+    from engine.bundle.ordering import seeded_order as order
+
+    texts = [_text(item, "seeded_order") for item in coll(items, "seeded_order")]
+    return order(_text(seed, "seeded_order"), _text(label, "seeded_order"), texts)

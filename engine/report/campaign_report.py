@@ -44,10 +44,10 @@ def _where(result: CampaignResult, violation: Violation) -> dict[str, Any]:
         where["file"] = str(Path(result.bundle.root) / file)
     if violation.pointer is not None:
         where["pointer"] = violation.pointer
-        records = result.bundle.documents.get(document)
+        lines = result.bundle.record_lines.get(document, ())
         index = violation.pointer.lstrip("/").split("/")[0]
-        if isinstance(records, list) and index.isdigit() and int(index) < len(records):
-            where["line"] = records[int(index)].get("line")
+        if index.isdigit() and int(index) < len(lines):
+            where["line"] = lines[int(index)][0]
     return where
 
 
