@@ -56,6 +56,16 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "the rule file does not follow the grammar; the hint lists what could come next",
             ),
             ("RULES_INVALID_UTF8", "a rule file is not valid UTF-8"),
+            (
+                "RULE_NUMBER_RANGE",
+                "a rule-file number has more digits, or a larger exponent, than can be held "
+                "exactly (limits in `docs/reliability.md`)",
+            ),
+            (
+                "RULE_TOO_DEEP",
+                "an expression nests deeper than the limit (`not not ...`, a long `+` chain, "
+                "nested `{`); split it with `const` or `metric`",
+            ),
         ),
     )
     + _entries(
@@ -157,6 +167,18 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         "error",
         (
             ("FILE_UNREADABLE", "a file or folder cannot be read (exit 2)"),
+            (
+                "INPUT_NOT_REGULAR",
+                "an input is a FIFO, device, socket or folder, not a regular file (exit 2)",
+            ),
+            ("INPUT_TOO_LARGE", "an input file is larger than the size limit (exit 2)"),
+            ("INPUT_TOO_DEEP", "JSON or YAML data nests deeper than the limit"),
+            ("INPUT_STRING_TOO_LONG", "a JSON or YAML string is longer than the limit"),
+            ("INPUT_TOO_MANY_RECORDS", "a document holds more records or values than the limit"),
+            (
+                "OUTPUT_IS_INPUT",
+                "`--out` names an input file or a path inside the bundle read (exit 2)",
+            ),
             ("BUNDLE_FILE_MISSING", "a file the bundle must hold is absent"),
             (
                 "USAGE_INPUT",
@@ -185,6 +207,8 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("JSON_TRAILING_DATA", "bytes after the JSON value"),
             ("YAML_DUPLICATE_KEY", "a YAML mapping names a key twice"),
             ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),
+            ("YAML_NON_FINITE", "`.nan` or `.inf` in YAML (numbers must be finite)"),
+            ("YAML_NUMBER_RANGE", "a YAML number too large to hold exactly"),
         ),
     )
     + _entries(

@@ -398,10 +398,11 @@ def test_unpermitted_file_is_unreadable(tmp_path: pathlib.Path) -> None:
 def test_permission_error_is_unreadable(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(self: pathlib.Path) -> bytes:
-        raise PermissionError(13, "Permission denied", str(self))
+    def denied(path: object, flags: int, mode: int = 0o777) -> int:
+        raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(pathlib.Path, "read_bytes", denied)
+    (tmp_path / "answer.json").write_bytes(b"{}")
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(RulecheckError) as info:
         load_strict_file(tmp_path / "answer.json")
     assert info.value.exit_code is ExitCode.USAGE

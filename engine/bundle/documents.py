@@ -16,7 +16,8 @@ from typing import Any
 
 from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.limits import read_input
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 
@@ -125,10 +126,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
         RulecheckError: exit 2 when the file cannot be read; exit 1 for malformed content.
     """
     file = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise unreadable(file, error.strerror or type(error).__name__) from None
+    raw = read_input(path)
     if kind == "yaml":
         value, root = parse_yaml(raw, file, "INPUT")
         return Document(

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.limits import read_input
 
 __all__ = ["is_json_integer", "load_strict_file", "loads_strict", "locate"]
 
@@ -190,12 +191,10 @@ def load_strict_file(path: pathlib.Path) -> tuple[Any, bytes]:
 
     Raises:
         RulecheckError: `FILE_UNREADABLE` with exit code `USAGE` when the file cannot be
-            read (missing, a directory, no permission); otherwise as `loads_strict`.
+            read (missing, a directory, no permission), `INPUT_NOT_REGULAR` or
+            `INPUT_TOO_LARGE` (see `engine.limits.read_input`); otherwise as `loads_strict`.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise unreadable(str(path), error.strerror or type(error).__name__) from None
+    raw = read_input(path)
     return loads_strict(raw, str(path)), raw
 
 

@@ -17,7 +17,8 @@ from cerberus import TypeDefinition, Validator
 
 from engine.bundle.cerberus_fast import compile_cerberus
 from engine.bundle.schemac import Validator as Validator_
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.limits import read_input
 from engine.resources import shipped
 
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -136,11 +137,7 @@ def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
     Raises:
         RulecheckError: exit 2 when the file cannot be read, exit 1 when it is malformed.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise unreadable(str(path), error.strerror or type(error).__name__) from None
-    return parse_yaml(raw, str(path), code_prefix)
+    return parse_yaml(read_input(path), str(path), code_prefix)
 
 
 def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]:

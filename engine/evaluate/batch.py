@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle.strictjson import loads_strict
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.answer import AnswerChecker, AnswerJob, AnswerReport
 from engine.evaluate.program import compile_program
+from engine.limits import open_input
 from engine.ruleset import load_ruleset
 
 _ROLES = ("D", "A", "B")
@@ -30,10 +31,7 @@ def _job_error(index: Path, line: int, message: str) -> Diagnostic:
 
 def _entries(index: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, entry, problem) for every non-blank line, read as a stream."""
-    try:
-        stream = index.open("rb")
-    except OSError as error:
-        raise unreadable(str(index), error.strerror or type(error).__name__) from None
+    stream = open_input(index)
     with stream:
         for number, raw in enumerate(stream, start=1):
             if not raw.strip():

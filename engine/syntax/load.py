@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from engine.errors import Diagnostic, ExitCode, RulecheckError, unreadable
+from engine.limits import os_error, shown_path
 from engine.syntax import ast
 from engine.syntax.parse import parse_file
 
@@ -20,15 +22,24 @@ def rule_paths(paths: Sequence[Path]) -> list[Path]:
     """
     found: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            inside = sorted(p for p in path.glob(f"*{RULE_SUFFIX}") if p.is_file())
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise unreadable(shown_path(path), "no such file or folder") from None
+        except OSError as error:  # a name too long, no permission, a link loop...
+            raise os_error(path, error) from None
+        except ValueError:  # a NUL byte in the name
+            raise unreadable(shown_path(path), "invalid file name") from None
+        if stat.S_ISDIR(mode):
+            try:
+                inside = sorted(p for p in path.glob(f"*{RULE_SUFFIX}") if p.is_file())
+            except OSError as error:
+                raise os_error(path, error) from None
             if not inside:
                 raise unreadable(str(path), f"no `*{RULE_SUFFIX}` files in this folder")
             found += inside
-        elif path.is_file():
-            found.append(path)
         else:
-            raise unreadable(str(path), "no such file or folder")
+            found.append(path)  # a FIFO or device is refused, typed, when it is read
     unique: dict[Path, Path] = {}
     for path in found:  # one file named twice (relative and absolute, or via a link) loads once
         unique.setdefault(path.resolve(), path)

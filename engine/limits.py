@@ -1,0 +1,162 @@
+"""The limits rulecheck holds every input to, in one place, and the one way to read a file.
+
+Every input is untrusted: a rule file under review, a bundle, an answer. Whatever it holds,
+rulecheck answers with a typed, located diagnostic and a nonzero exit within bounded time
+and memory, never with a crash or a hang. These limits are the declared policy that makes
+that so; `docs/reliability.md` lists them with their codes.
+
+- `MAX_FILE_BYTES`: no input file larger than this is read (checked from `stat` before
+  the file is opened): `INPUT_TOO_LARGE`.
+- Only regular files are read: a FIFO would block forever, `/dev/zero` never ends, a socket
+  or device is no document: `INPUT_NOT_REGULAR` (a folder is `FILE_UNREADABLE`).
+- Every `OSError` of opening or reading (a missing file, no permission, a name too long
+  for the file system) is `FILE_UNREADABLE`, located at the file.
+- `MAX_NESTING`: JSON and YAML values nest at most this deep: `INPUT_TOO_DEEP`.
+- `MAX_STRING_CHARS`: one JSON or YAML string (or key) holds at most this many
+  characters: `INPUT_STRING_TOO_LONG`.
+- `MAX_NUMBER_DIGITS` and `MAX_EXPONENT`: a number (in a rule file or in data) has at most
+  this many digits, and its decimal exponent at most this magnitude, so that every number
+  is held exactly and printed back in bounded time (`RULE_NUMBER_RANGE` in rule files,
+  `JSON_NUMBER_RANGE` / `YAML_NUMBER_RANGE` in data).
+- `MAX_RECORDS`: a document yields at most this many records (JSON Lines lines, or values
+  in one JSON or YAML document): `INPUT_TOO_MANY_RECORDS`.
+- `MAX_RULE_DEPTH`: a rule expression nests at most this deep (`not not ...`, a chain of
+  `+`, nested `{...}` or `if`): `RULE_TOO_DEEP`, at the expression that goes too deep.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+
+# 64 MiB: ten times the largest bundle document seen in practice, and small enough that
+# parsing it stays well under 1 GiB of memory.
+MAX_FILE_BYTES: Final = 64 * 1024 * 1024
+MAX_NESTING: Final = 200
+MAX_STRING_CHARS: Final = 1_000_000
+MAX_NUMBER_DIGITS: Final = 1_000
+MAX_EXPONENT: Final = 1_000
+MAX_RECORDS: Final = 5_000_000
+MAX_RULE_DEPTH: Final = 100
+
+# How a path is shown in a message: a 5,000-character name is cut.
+_SHOWN_PATH_CHARS: Final = 200
+
+
+def shown_path(path: Path | str) -> str:
+    """A path as messages show it: cut to a readable length."""
+    text = str(path)
+    if len(text) <= _SHOWN_PATH_CHARS:
+        return text
+    half = _SHOWN_PATH_CHARS // 2
+    return f"{text[:half]}...{text[-half:]}"
+
+
+def _refused(code: str, path: Path | str, message: str, hint: str | None = None) -> RulecheckError:
+    diagnostic = Diagnostic(code, message, Location(str(path)), hint=hint)
+    return RulecheckError([diagnostic], ExitCode.USAGE)
+
+
+def os_error(path: Path | str, error: OSError) -> RulecheckError:
+    """`FILE_UNREADABLE` (exit 2) for an OSError met while reading `path`."""
+    reason = error.strerror or type(error).__name__
+    return _refused("FILE_UNREADABLE", path, f"cannot read `{shown_path(path)}`: {reason}")
+
+
+def open_input(path: Path) -> BinaryIO:
+    """One input file opened for reading as a stream, within the limits above.
+
+    Refuses, before opening it, anything that is not a regular file and any file larger
+    than `MAX_FILE_BYTES`; it is opened with `O_NONBLOCK`, so that a FIFO put in its place
+    in the meantime cannot block, and checked again once open.
+
+    Raises:
+        RulecheckError: exit 2 with `FILE_UNREADABLE`, `INPUT_NOT_REGULAR` or
+            `INPUT_TOO_LARGE`, located at the file. No other exception escapes.
+    """
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise os_error(path, error) from None
+    except ValueError:  # a NUL byte in the name
+        raise _refused(
+            "FILE_UNREADABLE", path, f"cannot read `{shown_path(path)}`: invalid file name"
+        ) from None
+    _check_regular(path, info.st_mode)
+    _check_size(path, info.st_size)
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise os_error(path, error) from None
+    try:
+        opened = os.fstat(handle)
+        _check_regular(path, opened.st_mode)  # replaced between stat and open
+        _check_size(path, opened.st_size)
+        os.set_blocking(handle, True)
+        return os.fdopen(handle, "rb")
+    except BaseException:
+        os.close(handle)
+        raise
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of one input file, read within the limits above (see `open_input`); the
+    one way every reader of rule files and data reads a file. Never more than
+    `MAX_FILE_BYTES` are read, even from a file that grows meanwhile.
+
+    Raises:
+        RulecheckError: exit 2 with `FILE_UNREADABLE`, `INPUT_NOT_REGULAR` or
+            `INPUT_TOO_LARGE`, located at the file. No other exception escapes.
+    """
+    with open_input(path) as stream:
+        try:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise os_error(path, error) from None
+    _check_size(path, len(raw))  # grew while being read
+    return raw
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise os_error(path, IsADirectoryError(21, "Is a directory"))
+    if stat.S_ISFIFO(mode):
+        what = "a FIFO (named pipe)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket"
+    else:  # pragma: no cover - every file type is one of the above
+        what = "not a regular file"
+    raise _refused(
+        "INPUT_NOT_REGULAR",
+        path,
+        f"`{shown_path(path)}` is {what}, not a regular file",
+        hint="give a regular file; rulecheck never reads pipes, devices or sockets",
+    )
+
+
+def _check_size(path: Path, size: int) -> None:
+    if size > MAX_FILE_BYTES:
+        raise _refused(
+            "INPUT_TOO_LARGE",
+            path,
+            f"`{shown_path(path)}` holds {size} bytes, more than the limit of "
+            f"{MAX_FILE_BYTES} bytes",
+        )
+
+
+def number_too_large(digits: str, exponent: int) -> str | None:
+    """Why a number written with these significant `digits` (no sign, no point, no `_`)
+    and decimal `exponent` cannot be held exactly within the limits, or None when it can."""
+    if len(digits) > MAX_NUMBER_DIGITS:
+        return f"it has {len(digits)} digits, more than the limit of {MAX_NUMBER_DIGITS}"
+    if abs(exponent) > MAX_EXPONENT:
+        return f"its decimal exponent {exponent} is beyond the limit of +-{MAX_EXPONENT}"
+    return None
