@@ -24,3 +24,14 @@ def line_count(text: str) -> int:
 def excerpt(text: str, start_line: int, end_line: int) -> str:
     """The exact text of the inclusive 1-based lines `start_line..end_line` (short if absent)."""
     return "".join(physical_lines(text)[start_line - 1 : end_line])
+
+
+def normalize_newlines(text: str) -> str:
+    """`text` with every `\\r\\n` and every lone `\\r` made a `\\n`.
+
+    Rule files are read this way: a line ends at `\\n`, `\\r\\n` or a lone `\\r`, as editors
+    show them, so the parser, the formatter and every line number agree on the lines.
+    """
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")

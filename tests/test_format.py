@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.errors import RulecheckError
 from engine.syntax import ast
 from engine.syntax.format import format_declaration, format_expr, format_rule_file
 from engine.syntax.parse import parse_text
@@ -237,11 +238,25 @@ def test_comment_inside_a_multi_line_clause_goes_before_that_clause() -> None:
     )
 
 
-@pytest.mark.parametrize("separator", ["\u2028", "\x0c", "\r"])
+@pytest.mark.parametrize("separator", ["\u2028", "\x0c"])
 def test_comment_lines_agree_with_spans_after_other_line_breaks(separator: str) -> None:
     text = f'ruleset r version "1"\nconst a = "x{separator}y"  # c\ngate g require a  # d\n'
     rule_file = _parse(text)
     assert [(c.text, c.line) for c in rule_file.comments] == [("# c", 2), ("# d", 3)]
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+def test_carriage_returns_end_lines_for_comments_and_spans_alike(ending: str) -> None:
+    text = f'ruleset r version "1"{ending}# c{ending}const a = 1  # d{ending}const b = a{ending}'
+    rule_file = _parse(text)
+    assert [(c.text, c.line) for c in rule_file.comments] == [("# c", 2), ("# d", 3)]
+    assert [d.span.line for d in rule_file.declarations] == [3, 4]
+    assert _fmt(text) == 'ruleset r version "1"\n\n# c\nconst a = 1  # d\n\nconst b = a\n'
+
+
+def test_a_lone_carriage_return_ends_a_string_as_a_newline_does() -> None:
+    with pytest.raises(RulecheckError):
+        _parse('ruleset r version "1"\nconst a = "x\ry"\n')
 
 
 # ---- properties ------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,9 +23,11 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
 from engine.resources import shipped
 from engine.syntax import ast
+from engine.textlines import normalize_newlines
 
 GRAMMAR_FILE = "rules.lark"
 _VERSION_RE = re.compile(r"grammar-version:\s*(\S+)")
@@ -107,15 +111,22 @@ def _gc_paused() -> Iterator[None]:
 def parse_text(text: str, path: str) -> ast.RuleFile:
     """Parse rule `text` (from `path`, used in spans and messages) into a RuleFile.
 
+    A line ends at `\\n`, `\\r\\n` or a lone `\\r` (see `normalize_newlines`).
+
     Raises:
-        RulecheckError: with a located SYNTAX_ERROR diagnostic (exit 1).
+        RulecheckError: with a located SYNTAX_ERROR, RULE_NUMBER_RANGE or RULE_TOO_DEEP
+            diagnostic (exit 1).
     """
+    text = normalize_newlines(text)
     try:
         rule_file = _parser().parse(text, path)
     except UnexpectedInput as error:
         raise RulecheckError([_syntax_diagnostic(error, text, path)], ExitCode.REFUSED) from None
     except _NumberError as error:
         raise RulecheckError([error.diagnostic], ExitCode.REFUSED) from None
+    too_deep = _too_deep(rule_file)
+    if too_deep is not None:
+        raise RulecheckError([too_deep], ExitCode.REFUSED)
     comments = tuple(scan_comments(text))
     return ast.RuleFile(
         rule_file.path,
@@ -128,17 +139,15 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
 
 
 def parse_file(path: Path) -> ast.RuleFile:
-    """Read and parse one rule file; unreadable or non-UTF-8 files raise RulecheckError."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise unreadable(str(path), error.strerror or type(error).__name__) from None
+    """Read (within `engine.limits`) and parse one rule file; unreadable or non-UTF-8 files
+    raise RulecheckError."""
+    raw = read_input(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        before = raw[: error.start]  # valid utf-8 up to the bad byte
-        line = before.count(b"\n") + 1
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1
+        before = normalize_newlines(raw[: error.start].decode("utf-8"))  # valid up to there
+        line = before.count("\n") + 1
+        column = len(before) - before.rfind("\n")
         diagnostic = Diagnostic(
             "RULES_INVALID_UTF8",
             f"rule file is not valid utf-8 (byte {error.start})",
@@ -181,7 +190,9 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnost
         line = getattr(error.token, "end_line", None) or line
         column = getattr(error.token, "end_column", None) or column
     if isinstance(error, UnexpectedEOF) or line is None or line < 1:
-        lines = text.splitlines() or [""]
+        lines = text.split("\n")  # lines as Lark counts them, at `\n` only
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()
         line, column = len(lines), len(lines[-1]) + 1
     expected: set[str] = set()
     if isinstance(error, UnexpectedToken):
@@ -197,13 +208,84 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnost
         message = f"unexpected {found}"
     elif isinstance(error, UnexpectedCharacters):
         position = error.pos_in_stream or 0
-        message = f"unexpected character `{text[position : position + 1]}`"
+        message = f"unexpected character {_show_char(text[position : position + 1])}"
     else:
         message = "unexpected end of file"
     hint = (
         "expected " + ", ".join(sorted(_describe(name) for name in expected)) if expected else None
     )
     return Diagnostic("SYNTAX_ERROR", message, Location(path, line, column), hint=hint)
+
+
+def _show_char(char: str) -> str:
+    """A character for a message: visible ones in backticks, the others (controls, spaces
+    other than ` `, format characters) by their code point, as in `U+00A0`."""
+    if not char:
+        return "end of file"
+    if char == " " or (char.isprintable() and not char.isspace()):
+        return f"`{char}`"
+    name = unicodedata.name(char, "")
+    return f"`U+{ord(char):04X}`" + (f" ({name.lower()})" if name else "")
+
+
+def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
+    """RULE_TOO_DEEP at the first expression nested deeper than `MAX_RULE_DEPTH`, found by
+    an iterative walk, so that no later stage recurses deeper than the limit."""
+    pending: list[tuple[object, int]] = [(decl, 0) for decl in reversed(rule_file.declarations)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, tuple):
+            pending += [(item, depth) for item in reversed(node)]
+            continue
+        if isinstance(node, _EXPRESSIONS):
+            depth += 1
+            if depth > MAX_RULE_DEPTH:
+                span: ast.Span = node.span
+                return Diagnostic(
+                    "RULE_TOO_DEEP",
+                    f"expression nested more than {MAX_RULE_DEPTH} levels deep",
+                    Location(span.file, span.line, span.column, span.end_line, span.end_column),
+                    hint="split it with `const` or `metric` declarations",
+                )
+        fields = _child_fields(type(node))
+        pending += [(getattr(node, name), depth) for name in reversed(fields)]
+    return None
+
+
+_EXPRESSIONS = (
+    ast.Number,
+    ast.String,
+    ast.Bool,
+    ast.Null,
+    ast.Name,
+    ast.Attribute,
+    ast.Navigate,
+    ast.Call,
+    ast.Quantifier,
+    ast.Aggregate,
+    ast.Count,
+    ast.SetLiteral,
+    ast.MapLiteral,
+    ast.Unary,
+    ast.Binary,
+    ast.BoolOp,
+    ast.Conditional,
+)
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of an AST node type that may hold other nodes (cached per type)."""
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
+        fields = ()
+        if dataclasses.is_dataclass(node_type):
+            names = (f.name for f in dataclasses.fields(node_type))
+            fields = tuple(name for name in names if name not in ("span", "text"))
+        _CHILD_FIELDS[node_type] = fields
+    return fields
 
 
 def _describe(terminal: str) -> str:
@@ -217,6 +299,10 @@ class _NumberError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
 
 
 def _unquote(token: Token) -> str:
@@ -659,6 +745,21 @@ class _Builder:
                 f"misplaced digit separator in `{text}`",
                 Location(self.path, number.line or 0, number.column or 0),
                 hint="`_` may only stand between two digits, as in `90_000`",
+            )
+            raise _NumberError(diagnostic)
+        mantissa, _e, exponent = text.replace("_", "").lower().partition("e")
+        digits = mantissa.replace(".", "").lstrip("0") or "0"
+        fraction_digits = len(mantissa.partition(".")[2])
+        # An exponent too long to read is beyond any limit; keep `int()` within its own.
+        if len(exponent) > 12:
+            exponent = exponent[:1].strip("0123456789") + "1" + "0" * 12
+        scale = int(exponent or "0")
+        problem = number_too_large(digits, scale - fraction_digits + len(digits) - 1)
+        if problem is not None:
+            diagnostic = Diagnostic(
+                "RULE_NUMBER_RANGE",
+                f"number `{_cut(text)}` is too large to hold exactly: {problem}",
+                Location(self.path, number.line or 0, number.column or 0),
             )
             raise _NumberError(diagnostic)
         value = Fraction(text.replace("_", ""))
