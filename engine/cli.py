@@ -523,14 +523,7 @@ def blind(bundle: Path, out: Path, rules: tuple[Path, ...], output_format: str) 
 
 @main.command()
 @rules_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="Output format (markdown is docs/diagnostics.md).",
-)
+@report_format_option
 @command
 def codes(rules: tuple[Path, ...], output_format: str) -> int:
     """List every diagnostic code rulecheck reports, and the reject codes the rules declare."""

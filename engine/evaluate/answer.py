@@ -96,21 +96,32 @@ def _from_diagnostic(diagnostic: Diagnostic) -> Finding:
     )
 
 
-def _locate_violation(violation: Violation, inputs: dict[str, JsonInput]) -> Finding:
-    source = inputs.get(violation.document or "")
-    position = None
-    if source is not None and violation.pointer is not None:
-        position = locate(source.raw, violation.pointer)
+def _located(
+    code: str,
+    message: str,
+    document: str | None,
+    pointer: str | None,
+    inputs: dict[str, JsonInput],
+    rule: tuple[str | None, str | None] = (None, None),
+    ids: tuple[str, ...] = (),
+) -> Finding:
+    """A finding about `pointer` of input `document`, at its file's line and column."""
+    source = inputs.get(document or "")
+    position = locate(source.raw, pointer) if source is not None and pointer is not None else None
     line, column = position if position else (None, None)
-    return Finding(
+    path = source.path if source else document or None
+    return Finding(code, message, path, pointer, line, column, rule[0], rule[1], ids)
+
+
+def _locate_violation(violation: Violation, inputs: dict[str, JsonInput]) -> Finding:
+    rule = (violation.rule, violation.rule_hash)
+    return _located(
         violation.code,
         violation.message,
-        source.path if source else violation.document,
+        violation.document,
         violation.pointer,
-        line,
-        column,
-        violation.rule,
-        violation.rule_hash,
+        inputs,
+        rule,
         violation.ids,
     )
 
@@ -118,19 +129,8 @@ def _locate_violation(violation: Violation, inputs: dict[str, JsonInput]) -> Fin
 def _locate_problem(problem: Diagnostic, inputs: dict[str, JsonInput]) -> Finding:
     """A graph problem (located by document name and pointer) as a finding in its file."""
     where = problem.location or Location("")
-    source = inputs.get(where.file)
-    position = None
-    if source is not None and where.pointer is not None:
-        position = locate(source.raw, where.pointer)
-    line, column = position if position else (None, None)
-    return Finding(
-        problem.code,
-        problem.message,
-        source.path if source else where.file or None,
-        where.pointer,
-        line,
-        column,
-        ids=problem.ids,
+    return _located(
+        problem.code, problem.message, where.file, where.pointer, inputs, ids=problem.ids
     )
 
 
