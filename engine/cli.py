@@ -50,6 +50,14 @@ strict_option = click.option(
     help="Fail (exit 1) when a link rule, gate or budget binds nothing (VACUOUS).",
 )
 
+protocol_option = click.option(
+    "--protocol",
+    "protocol_name",
+    metavar="NAME",
+    help="The protocol of the rules to check the bundle against (default: the one the "
+    "bundle's rulecheck.yaml names).",
+)
+
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
 )
@@ -366,17 +374,49 @@ jobs_option = click.option(
 @jobs_option
 @strict_option
 @format_option
+@protocol_option
 @command
 def admit(
-    bundle: Path, rules: tuple[Path, ...], jobs: int, strict: bool, output_format: str
+    bundle: Path,
+    rules: tuple[Path, ...],
+    jobs: int,
+    strict: bool,
+    output_format: str,
+    protocol_name: str | None,
 ) -> int:
-    """Check that a campaign bundle may be evaluated; list every failed prerequisite."""
+    """Check that a bundle may be evaluated; list every failed prerequisite.
+
+    For a protocol bundle, this is `check` (its exit code is the admission gate's); a
+    bundle that names no protocol is read as a seed 000 campaign bundle.
+    """
+    from engine.evaluate.protocol import find_protocol
     from engine.report.campaign_report import admission_text, campaign_json
 
-    result = _campaign(bundle, rules, jobs)
+    program = _program(rules)
+    protocol = find_protocol(program, bundle, protocol_name)
+    if protocol is not None:
+        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
+        click.echo(text, nl=False)
+        return code
+    result = _campaign(bundle, rules, jobs, program)
     data = campaign_json(result, scorecards=False)
     _echo(admission_text(result, strict), output_format, data)
     return _campaign_exit(result, strict)
+
+
+def _protocol_run(
+    program: Any, bundle: Path, protocol: Any, output_format: str, strict: bool
+) -> tuple[str, int]:
+    """The report of a protocol bundle and its exit code."""
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
+
+    found = evaluate_protocol(program, bundle, protocol)
+    if output_format == "json":
+        text = to_json(protocol_json(found, strict))
+    else:
+        text = protocol_text(found, markdown=output_format == "markdown", strict=strict)
+    return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
 
 
 def _campaign_exit(result: Any, strict: bool) -> int:
@@ -393,13 +433,7 @@ def _campaign_exit(result: Any, strict: bool) -> int:
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @jobs_option
 @strict_option
-@click.option(
-    "--protocol",
-    "protocol_name",
-    metavar="NAME",
-    help="The protocol of the rules to check the bundle against (default: the one the "
-    "bundle's rulecheck.yaml names).",
-)
+@protocol_option
 @command
 def check(
     bundle: Path,
@@ -416,21 +450,13 @@ def check(
     A bundle with no protocol named (no `--protocol`, no `rulecheck.yaml`) is read as a
     seed 000 campaign bundle (docs/campaign-format.md).
     """
-    from engine.evaluate.protocol import evaluate_protocol, find_protocol
+    from engine.evaluate.protocol import find_protocol
 
     program = _program(rules)
     protocol = find_protocol(program, bundle, protocol_name)
     markdown = output_format == "markdown"
     if protocol is not None:
-        from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
-
-        found = evaluate_protocol(program, bundle, protocol)
-        text = (
-            to_json(protocol_json(found, strict))
-            if output_format == "json"
-            else protocol_text(found, markdown=markdown, strict=strict)
-        )
-        code = int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     else:
         from engine.report.campaign_report import campaign_json, check_text
 
