@@ -11,7 +11,9 @@ files (FIFOs, devices, over-long paths, huge files) are made here.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -168,3 +170,59 @@ def test_corpus_cases_are_named_by_a_catalogued_code() -> None:
     assert CASES
     for case in CASES:
         assert case.name.split("--", 1)[0] in catalog_codes(), case.name
+
+
+# ---- deep values where a schema or a rule compares them ------------------------------------
+
+PROTOCOL = ROOT / "tests" / "data" / "protocol"
+
+
+@pytest.fixture
+def eval_bundle(tmp_path: Path) -> Path:
+    """The accepted `model_eval` bundle, its schema checking `model` against an enum."""
+    copy = tmp_path / "protocol"
+    shutil.copytree(PROTOCOL, copy)
+    schema = json.loads((copy / "answer.schema.json").read_text(encoding="utf-8"))
+    schema["properties"]["model"] = {"enum": ["acme-7b-2026-10", [[1]]]}
+    (copy / "answer.schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    return copy
+
+
+def _deep_answer(levels: int) -> str:
+    model = "[" * levels + "]" * levels
+    return f'{{"question": "Q1", "model": {model}, "tokens": 1, "passed": true}}\n'
+
+
+@pytest.mark.parametrize("levels", [490, 5_000])
+def test_deep_json_in_an_enum_checked_field_is_too_deep(eval_bundle: Path, levels: int) -> None:
+    answers = eval_bundle / "accepted" / "answers.jsonl"
+    answers.write_text(_deep_answer(levels), encoding="utf-8")
+    run = CliRun(
+        [
+            "check",
+            str(eval_bundle / "accepted"),
+            "--rules",
+            str(eval_bundle / "eval.rules"),
+            "--format",
+            "json",
+        ]
+    )
+    _typed(run, "INPUT_TOO_DEEP")
+    [diagnostic] = [d for d in run.data["diagnostics"] if d["code"] == "INPUT_TOO_DEEP"]
+    assert diagnostic["location"]["line"] == 1
+
+
+def test_json_at_the_nesting_limit_is_checked_not_crashed(eval_bundle: Path) -> None:
+    answers = eval_bundle / "accepted" / "answers.jsonl"
+    answers.write_text(_deep_answer(199), encoding="utf-8")
+    run = CliRun(
+        [
+            "check",
+            str(eval_bundle / "accepted"),
+            "--rules",
+            str(eval_bundle / "eval.rules"),
+            "--format",
+            "json",
+        ]
+    )
+    _typed(run, "DOCUMENT_SCHEMA")

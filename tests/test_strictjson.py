@@ -27,6 +27,8 @@ from engine.errors import ExitCode, RulecheckError
 
 SOURCE = "answer.json"
 CODES = {
+    "INPUT_TOO_DEEP",
+    "INPUT_STRING_TOO_LONG",
     "JSON_INVALID_UTF8",
     "JSON_SYNTAX",
     "JSON_TRAILING_DATA",
@@ -138,14 +140,24 @@ def test_syntax_error_stops_at_the_first_problem() -> None:
 
 
 @pytest.mark.parametrize("raw", [b"[" * 100_000, b"[" * 5_000 + b"]" * 5_000, b'{"a":' * 3_000])
-def test_deep_nesting_is_a_syntax_error_not_a_crash(raw: bytes) -> None:
+def test_deep_nesting_is_refused_not_a_crash(raw: bytes) -> None:
     diagnostics = refusal(raw).diagnostics
-    assert [d.code for d in diagnostics] == ["JSON_SYNTAX"]
-    assert diagnostics[0].message == "nesting too deep"
+    assert [d.code for d in diagnostics] == ["INPUT_TOO_DEEP"]
+    assert diagnostics[0].message == "values nest more than 200 levels deep"
+    opening = [i for i, byte in enumerate(raw) if byte in b"[{"]
+    assert diagnostics[0].location is not None
+    assert diagnostics[0].location.column == opening[200] + 1  # the 201st bracket
 
 
 def test_moderate_nesting_is_fine() -> None:
     assert loads_strict(b"[" * 200 + b"]" * 200, SOURCE) is not None
+    deeper = b'{"a": ' * 201 + b"1" + b"}" * 201  # parses, but beyond the limit
+    assert found(deeper) == [("INPUT_TOO_DEEP", 1, 1201, "/a" * 200)]
+
+
+def test_a_string_beyond_the_limit_is_refused() -> None:
+    raw = b'{"a": "' + b"x" * 1_000_001 + b'"}'
+    assert found(raw) == [("INPUT_STRING_TOO_LONG", 1, 7, "/a")]
 
 
 # --- JSON_TRAILING_DATA ------------------------------------------------------------------

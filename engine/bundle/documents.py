@@ -17,7 +17,7 @@ from typing import Any
 from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import read_input
+from engine.limits import MAX_RECORDS, read_input
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 
@@ -140,6 +140,13 @@ def load_document(name: str, path: Path, kind: str) -> Document:
         )
     if kind == "json":
         return Document(name, file, kind, loads_strict(raw, file), raw)
+    if raw.count(b"\n") >= MAX_RECORDS:  # C-fast; blank lines count, which only errs safe
+        diagnostic = Diagnostic(
+            "INPUT_TOO_MANY_RECORDS",
+            f"more than {MAX_RECORDS} lines, the limit of records per document",
+            Location(file, MAX_RECORDS + 1, 1),
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED)
     records: list[Any] = []
     lines: list[tuple[int, bytes]] = []
     problems: list[Diagnostic] = []

@@ -11,8 +11,8 @@ Refusals raise `RulecheckError` with exit code `REFUSED` and these diagnostic co
 `JSON_NON_FINITE`, `JSON_LONE_SURROGATE`, `JSON_NUMBER_RANGE`. A syntax or encoding
 error is reported alone; the others are all collected in one pass (trailing data too).
 
-Nesting deeper than the C decoder's recursion allowance (about the interpreter's recursion
-limit, less the caller's stack depth) is refused as `JSON_SYNTAX` "nesting too deep".
+Nesting deeper than `engine.limits.MAX_NESTING` is refused as `INPUT_TOO_DEEP`, and a
+string or key longer than `MAX_STRING_CHARS` as `INPUT_STRING_TOO_LONG`.
 
 Positions are 1-based; a line ends at `\\n` and columns count characters, not bytes.
 Pointers follow RFC 6901; in diagnostics a lone surrogate in a key is shown as `\\uXXXX`.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import read_input
+from engine.limits import MAX_NESTING, MAX_STRING_CHARS, read_input
 
 __all__ = ["is_json_integer", "load_strict_file", "loads_strict", "locate"]
 
@@ -174,10 +174,34 @@ def loads_strict(raw: bytes, source: str) -> Any:
         value = _FAST.decode(text)
     except (_Suspicious, ValueError, RecursionError):
         return _slow_path(text, source)
+    # Counting is C-fast; only a text with enough brackets, or long enough, can break the
+    # nesting or string limits, and only then is the value walked.
+    may_nest = text.count("[") + text.count("{") > MAX_NESTING
+    if (may_nest or len(text) > MAX_STRING_CHARS) and _beyond_limits(value):
+        return _slow_path(text, source)
     first_escape = text.find("\\")  # memchr-fast; the regex starts at the first escape
     if first_escape >= 0 and _SURROGATE_HINT.search(text, first_escape) is not None:
         _slow_path(text, source)  # raises unless the hint was a false alarm
     return value
+
+
+def _beyond_limits(value: Any) -> bool:
+    """Whether `value` nests deeper than `MAX_NESTING` or holds a string (or key) longer
+    than `MAX_STRING_CHARS`; an iterative walk."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if type(item) is dict:
+            if depth >= MAX_NESTING or any(len(key) > MAX_STRING_CHARS for key in item):
+                return True
+            pending += [(child, depth + 1) for child in item.values()]
+        elif type(item) is list:
+            if depth >= MAX_NESTING:
+                return True
+            pending += [(child, depth + 1) for child in item]
+        elif type(item) is str and len(item) > MAX_STRING_CHARS:
+            return True
+    return False
 
 
 def load_strict_file(path: pathlib.Path) -> tuple[Any, bytes]:
@@ -324,11 +348,14 @@ def _nesting_diagnostic(text: str, source: str, lines: _Lines) -> Diagnostic:
     with contextlib.suppress(_ScanError):
         scanner.run()
     return Diagnostic(
-        "JSON_SYNTAX",
-        "nesting too deep",
-        lines.location(source, scanner.deepest),
-        hint=f"this document nests {scanner.max_depth} levels deep",
+        "INPUT_TOO_DEEP",
+        _TOO_DEEP,
+        lines.location(source, scanner.too_deep if scanner.too_deep >= 0 else scanner.deepest),
+        hint=f"this document nests at least {scanner.max_depth} levels deep",
     )
+
+
+_TOO_DEEP: Final = f"values nest more than {MAX_NESTING} levels deep"
 
 
 def _show(text: str) -> str:
@@ -415,6 +442,7 @@ class _Scanner:
         self.problems: list[_Problem] = []
         self.max_depth = 0
         self.deepest = 0
+        self.too_deep = -1  # where nesting first went beyond MAX_NESTING
         self._path: list[str] = []
         self._lines: _Lines | None = None
 
@@ -441,6 +469,9 @@ class _Scanner:
                 stack.append(frame)
                 if len(stack) > self.max_depth:
                     self.max_depth, self.deepest = len(stack), pos
+                    if len(stack) == MAX_NESTING + 1:
+                        self.too_deep = pos
+                        self._report("INPUT_TOO_DEEP", _TOO_DEEP, pos)
                 pos = self._skip(pos + 1)
                 if text.startswith(frame.close, pos):
                     stack.pop()
@@ -533,6 +564,7 @@ class _Scanner:
             raise _ScanError("expecting property name enclosed in double quotes", pos)
         key, end = self._string(pos)
         self._path.append(_escape_token(key))
+        self._long_string(key, pos, "key")
         if _SURROGATE_CHAR.search(key) is not None:
             self._lone_surrogates(pos + 1, end - 1, "key")
         first = frame.keys.get(key)
@@ -550,12 +582,21 @@ class _Scanner:
             raise _ScanError("expecting ':' delimiter", pos)
         return self._skip(pos + 1)
 
+    def _long_string(self, value: str, pos: int, what: str) -> None:
+        if len(value) > MAX_STRING_CHARS:
+            self._report(
+                "INPUT_STRING_TOO_LONG",
+                f"a {what} of {len(value)} characters, more than the limit of {MAX_STRING_CHARS}",
+                pos,
+            )
+
     def _scalar(self, pos: int) -> int:
         text = self.text
         if text.startswith('"', pos):
             value, end = self._string(pos)
             if _SURROGATE_CHAR.search(value) is not None:
                 self._lone_surrogates(pos + 1, end - 1, "string")
+            self._long_string(value, pos, "string")
             return end
         number = _NUMBER.match(text, pos)
         if number is not None:

@@ -7,6 +7,7 @@ aliases are refused: they would let a few lines expand to billions of values.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -18,7 +19,7 @@ from cerberus import TypeDefinition, Validator
 from engine.bundle.cerberus_fast import compile_cerberus
 from engine.bundle.schemac import Validator as Validator_
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import read_input
+from engine.limits import MAX_NESTING, MAX_NUMBER_DIGITS, MAX_STRING_CHARS, read_input
 from engine.resources import shipped
 
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -52,19 +53,98 @@ def _walk(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, .
 def _aliases(root: yaml.Node, text: str, file: str) -> list[Diagnostic]:
     """Refuse anchors and aliases: an alias makes one node appear in many places, and a few
     lines of nested aliases expand to billions of values (a "billion laughs" document) in
-    every walk of the tree. The node graph is walked once by identity, so this is linear."""
+    every walk of the tree. The node graph is walked once by identity, so this is linear.
+    An anchor that no alias uses is refused too, as the format says. The same walk refuses
+    nesting deeper than `MAX_NESTING` (`INPUT_TOO_DEEP`), strings longer than
+    `MAX_STRING_CHARS` and numbers that are not finite or not held exactly."""
     seen: set[int] = set()
-    pending = [root]
+    pending = [(root, 0)]
     while pending:
-        node = pending.pop()
+        node, depth = pending.pop()
         if id(node) in seen:
             return [Diagnostic("YAML_ALIAS", _ALIAS_MESSAGE, _first_alias(text, file))]
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            pending += [value for _, value in node.value]
-        elif isinstance(node, yaml.SequenceNode):
-            pending += node.value
-    return []
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            if depth >= MAX_NESTING:
+                message = f"values nest more than {MAX_NESTING} levels deep"
+                return [Diagnostic("INPUT_TOO_DEEP", message, _at(node, file))]
+            if isinstance(node, yaml.MappingNode):
+                for key, value in node.value:
+                    pending += [(key, depth + 1), (value, depth + 1)]
+            else:
+                pending += [(item, depth + 1) for item in node.value]
+        else:
+            problem = _scalar_problem(node, file)
+            if problem is not None:
+                return [problem]
+    anchor = _first_anchor(text, file) if "&" in text else None
+    return [Diagnostic("YAML_ALIAS", _ANCHOR_MESSAGE, anchor)] if anchor is not None else []
+
+
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_INT_TAG = "tag:yaml.org,2002:int"
+_ANCHOR_MESSAGE = "anchors (`&name`) are not allowed, even without an alias; write each value out"
+
+
+def _at(node: yaml.Node, file: str) -> Location:
+    return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _scalar_problem(node: yaml.Node, file: str) -> Diagnostic | None:
+    """A string too long, or a number that is not finite or too large to hold exactly."""
+    value = node.value
+    if not isinstance(value, str):  # pragma: no cover - scalars hold text
+        return None
+    if len(value) > MAX_STRING_CHARS:
+        return Diagnostic(
+            "INPUT_STRING_TOO_LONG",
+            f"a string of {len(value)} characters, more than the limit of {MAX_STRING_CHARS}",
+            _at(node, file),
+        )
+    if node.tag == _INT_TAG:
+        digits = value.lstrip("+-").replace("_", "")
+        if len(digits) > MAX_NUMBER_DIGITS:
+            return Diagnostic(
+                "YAML_NUMBER_RANGE",
+                f"integer `{_cut(value)}` has {len(digits)} digits, more than the limit of "
+                f"{MAX_NUMBER_DIGITS}",
+                _at(node, file),
+            )
+    elif node.tag == _FLOAT_TAG:
+        lowered = value.lower().lstrip("+-")
+        if lowered in (".nan", ".inf"):
+            return Diagnostic(
+                "YAML_NON_FINITE",
+                f"non-finite number `{value}` is not allowed",
+                _at(node, file),
+                hint="numbers must be finite; quote it if it is text",
+            )
+        try:
+            number = float(value.replace("_", "")) if ":" not in value else 0.0
+        except ValueError:
+            number = 0.0  # sexagesimal and other YAML 1.1 spellings: PyYAML reads them
+        if not math.isfinite(number) or len(value) > MAX_NUMBER_DIGITS:
+            return Diagnostic(
+                "YAML_NUMBER_RANGE",
+                f"number `{_cut(value)}` is outside the range of a 64-bit float",
+                _at(node, file),
+            )
+    return None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
+
+
+def _first_anchor(text: str, file: str) -> Location | None:
+    try:
+        for token in yaml.scan(text, Loader=_BASE_LOADER):
+            if isinstance(token, yaml.AnchorToken):
+                mark = token.start_mark
+                return Location(file, mark.line + 1, mark.column + 1)
+    except yaml.YAMLError:  # pragma: no cover - the text was composed already
+        return None
+    return None
 
 
 _ALIAS_MESSAGE = "anchors and aliases (`&name`, `*name`) are not allowed; write each value out"
@@ -84,6 +164,8 @@ def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
         if isinstance(node, yaml.MappingNode):
             seen: set[Any] = set()
             for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode):  # PyYAML refuses it when building
+                    continue
                 if key.value in seen:
                     mark = key.start_mark
                     found.append(
@@ -164,6 +246,11 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
         message = str(getattr(error, "problem", None) or error)
         diagnostic = Diagnostic(
             f"{code_prefix}_INVALID_YAML", message, Location(file, line, column)
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
+    except (ValueError, TypeError, OverflowError) as error:  # a value PyYAML cannot build
+        diagnostic = Diagnostic(
+            f"{code_prefix}_INVALID_YAML", f"a value cannot be read: {error}"[:200], Location(file)
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
     finally:
