@@ -114,7 +114,12 @@ def read_input(path: Path) -> bytes:
     """
     with open_input(path) as stream:
         try:
-            raw = stream.read(MAX_FILE_BYTES + 1)
+            # Ask for the size fstat gives (plus one, to see growth), not for the limit:
+            # a read of MAX_FILE_BYTES allocates that much for every small file.
+            expected = os.fstat(stream.fileno()).st_size
+            raw = stream.read(min(expected, MAX_FILE_BYTES) + 1)
+            if len(raw) > expected:  # it grew since: read on, up to the limit
+                raw += stream.read(MAX_FILE_BYTES + 1 - len(raw))
         except OSError as error:
             raise os_error(path, error) from None
     _check_size(path, len(raw))  # grew while being read

@@ -9,6 +9,7 @@ from engine.evaluate.compile import Compiler, Context, Env, Failures, RuleRun
 from engine.syntax import ast
 
 EVALUATION_ERROR = "RULE_EVALUATION_ERROR"
+_NO_ENV: Env = {}  # a link rule binds every variable itself: nothing free, never written
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,9 @@ def run_link(
     """
     failed: list[Env] = []
     errors: Failures = []
-    bound = link.function(ctx, {}, None, failed, errors)
+    bound = link.function(ctx, _NO_ENV, None, failed, errors)
+    if not failed and not errors:  # the common case, on the per-answer hot path
+        return [], bound
     violations = [_violation(link, env, ctx, subject_document) for env in failed]
     violations += [
         _violation(link, env, ctx, subject_document, f"rule could not be evaluated: {message}")

@@ -40,6 +40,20 @@ _SHOW_LIMIT = 40
 _SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
 
 
+_NONE: frozenset[Any] = frozenset()
+_PLAIN_TYPES: dict[tuple[str, bool], frozenset[Any]] = {
+    ("text", True): frozenset({str}),
+    ("text", False): frozenset({str}),
+    ("id", True): frozenset({str}),
+    ("id", False): frozenset({str}),
+    ("bool", True): frozenset({bool}),
+    ("bool", False): frozenset({bool}),
+    ("number", True): frozenset({int}),
+    ("any", True): frozenset({str, int, bool, float, list, dict, Decimal}),
+    ("any", False): frozenset({str, int, bool, float, list, dict, Decimal}),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class AttrSpec:
     """One declared attribute: its name, its type as written and how its values are read.
@@ -53,6 +67,14 @@ class AttrSpec:
     category: str
     scale: Fraction = _UNSCALED
     as_text: bool = False
+
+    # The JSON types whose values the graph holds as they are, with no check to make but
+    # their type: the common case, decided without building a pointer.
+    plain_types: frozenset[Any] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        key = (self.category, self.scale == 1 and not self.as_text)
+        object.__setattr__(self, "plain_types", _PLAIN_TYPES.get(key, _NONE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +451,10 @@ class _Builder:
         )
 
 
+def _texts_only(value: Any) -> bool:
+    return value.__class__ is list and all(item.__class__ is str for item in value)
+
+
 def _quoted(pointer: str) -> str:
     return json.dumps(pointer, ensure_ascii=False)
 
@@ -459,17 +485,21 @@ def build_graph(
             if records.document not in documents:
                 continue
             document = documents[records.document]
+            plain = records.document not in builder.unquoted  # no YAML scalar to re-check
             for pointer, record in builder.records(kind, records, document):
                 node: NodeKey = (kind.name, len(keys))
                 values = dict(record)
                 node_id = values.get(kind.key) if kind.key else None
                 for attr in kind.attrs:
                     value = values.get(attr.name)
-                    if value is not None:
-                        at = f"{pointer}/{escape_token(attr.name)}"
-                        values[attr.name] = builder.attribute(
-                            kind, attr, value, records.document, at, node_id
-                        )
+                    if value is None or (plain and value.__class__ in attr.plain_types):
+                        continue
+                    if plain and attr.category == "list" and _texts_only(value):
+                        continue
+                    at = f"{pointer}/{escape_token(attr.name)}"
+                    values[attr.name] = builder.attribute(
+                        kind, attr, value, records.document, at, node_id
+                    )
                 values["id"] = node_id
                 values["@document"] = records.document
                 values["@pointer"] = pointer
