@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck bench lock clean
+.PHONY: install demo test lint typecheck bench fuzz lock clean
 
 install: $(STAMP)
 
@@ -31,6 +31,11 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run.py --out docs/performance.md
+
+# Hostile-input fuzzing for FUZZ_SECONDS (default 30 minutes); counts go to docs/reliability.md.
+FUZZ_SECONDS ?= 1800
+fuzz: $(STAMP)
+	$(BIN)/python tests/hostile_fuzz.py --seconds $(FUZZ_SECONDS) --out docs/reliability.md
 
 # Regenerate the locks (needs pip-tools; not part of the normal flow).
 lock:
