@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -165,3 +166,42 @@ def number_too_large(digits: str, exponent: int) -> str | None:
     if abs(exponent) > MAX_EXPONENT:
         return f"its decimal exponent {exponent} is beyond the limit of +-{MAX_EXPONENT}"
     return None
+
+
+def output_conflict(
+    out: Path, inputs: Iterable[Path] = (), folders: Iterable[Path] = ()
+) -> RulecheckError | None:
+    """`OUTPUT_IS_INPUT` (exit 2) when writing `out` would overwrite what the run reads: a
+    file in `inputs`, or anything inside one of `folders` (a bundle); else None.
+
+    Paths are compared after resolving links, so `B/./manifest.yaml`, a relative spelling
+    or a link to the input are caught too. A path that cannot be resolved is compared as
+    written.
+    """
+    target = _resolved(out)
+    for path in inputs:
+        if _resolved(path) == target:
+            return _refused(
+                "OUTPUT_IS_INPUT",
+                out,
+                f"`--out {shown_path(out)}` would overwrite the input `{shown_path(path)}`",
+                hint="write the output to a path outside every input",
+            )
+    for folder in folders:
+        root = _resolved(folder)
+        if target == root or root in target.parents:
+            return _refused(
+                "OUTPUT_IS_INPUT",
+                out,
+                f"`--out {shown_path(out)}` is inside the bundle `{shown_path(folder)}` "
+                "this run reads",
+                hint="write the output to a path outside the bundle",
+            )
+    return None
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()

@@ -1,0 +1,75 @@
+"""engine.limits: the one way to read an input file, and what an output may not overwrite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ExitCode, RulecheckError
+from engine.limits import MAX_FILE_BYTES, number_too_large, output_conflict, read_input
+
+
+def _code(path: Path) -> str:
+    with pytest.raises(RulecheckError) as info:
+        read_input(path)
+    assert info.value.exit_code is ExitCode.USAGE
+    [diagnostic] = info.value.diagnostics
+    assert diagnostic.location is not None and diagnostic.location.file == str(path)
+    return diagnostic.code
+
+
+def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(b"{}\n")
+    assert read_input(path) == b"{}\n"
+
+
+def test_what_is_not_a_regular_file_is_refused_before_reading(tmp_path: Path) -> None:
+    assert _code(tmp_path / "missing.json") == "FILE_UNREADABLE"
+    assert _code(tmp_path) == "FILE_UNREADABLE"
+    assert _code(tmp_path / ("x" * 5000)) == "FILE_UNREADABLE"
+    assert _code(Path("a\0b")) == "FILE_UNREADABLE"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo")
+        assert _code(tmp_path / "fifo") == "INPUT_NOT_REGULAR"
+    if Path("/dev/zero").exists():
+        assert _code(Path("/dev/zero")) == "INPUT_NOT_REGULAR"
+
+
+def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    with path.open("wb") as stream:
+        stream.truncate(MAX_FILE_BYTES + 1)
+    assert _code(path) == "INPUT_TOO_LARGE"
+
+
+def test_number_limits() -> None:
+    assert number_too_large("1" * 1000, 999) is None
+    assert number_too_large("1" * 1001, 0) is not None
+    assert number_too_large("1", 1001) is not None
+    assert number_too_large("1", -1001) is not None
+
+
+def test_an_output_may_not_overwrite_an_input_or_land_in_the_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "B"
+    bundle.mkdir()
+    manifest = bundle / "manifest.yaml"
+    manifest.write_text("a: 1\n", encoding="utf-8")
+    rules = tmp_path / "r.rules"
+    rules.write_text("", encoding="utf-8")
+    (tmp_path / "link.rules").symlink_to(rules)
+
+    def code(out: Path) -> str | None:
+        error = output_conflict(out, inputs=[rules], folders=[bundle])
+        return None if error is None else error.diagnostics[0].code
+
+    assert code(manifest) == "OUTPUT_IS_INPUT"
+    assert code(bundle / "new.json") == "OUTPUT_IS_INPUT"
+    assert code(bundle / "." / "sub" / ".." / "manifest.yaml") == "OUTPUT_IS_INPUT"
+    assert code(bundle) == "OUTPUT_IS_INPUT"
+    assert code(rules) == "OUTPUT_IS_INPUT"
+    assert code(tmp_path / "link.rules") == "OUTPUT_IS_INPUT"
+    assert code(tmp_path / "report.json") is None
+    assert code(tmp_path / "B2" / "report.json") is None
