@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -585,3 +586,66 @@ def test_float_values_survive_exactly() -> None:
         loaded = loads_strict(json.dumps(number).encode(), SOURCE)
         assert loaded == number
         assert math.copysign(1, loaded) == math.copysign(1, number)
+
+
+# --- the source map ----------------------------------------------------------------------
+
+
+def _rescan(raw: bytes, pointer: str) -> tuple[int, int] | None:
+    """The position by a scan that stops at the target (how `locate` worked before)."""
+    from engine.bundle.strictjson import _Lines, _ScanError, _Scanner
+
+    text = raw.decode("utf-8")
+    scanner = _Scanner(text, target=pointer)
+    with contextlib.suppress(_ScanError):
+        scanner.run()
+    return None if scanner.found is None else _Lines(text).position(scanner.found)
+
+
+def _pointers(value: Any, prefix: str = "") -> list[str]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            token = key.replace("~", "~0").replace("/", "~1")
+            found += _pointers(item, f"{prefix}/{token}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _pointers(item, f"{prefix}/{index}")
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=json_values, indent=st.sampled_from([None, 0, 2]))
+def test_the_source_map_locates_every_value_where_a_rescan_does(value: Any, indent: Any) -> None:
+    from engine.bundle.strictjson import SourceMap
+
+    raw = json.dumps(value, indent=indent, ensure_ascii=False).encode("utf-8")
+    mapped = SourceMap(raw)
+    for pointer in [*_pointers(value), "/missing", "x", "/0/00"]:
+        assert mapped.position(pointer) == _rescan(raw, pointer) == locate(raw, pointer)
+
+
+def test_the_source_map_keeps_the_first_duplicate_and_values_before_a_break() -> None:
+    from engine.bundle.strictjson import SourceMap
+
+    assert SourceMap(b'{"a": 1, "a": {"b": 2}}').position("/a") == (1, 7)
+    assert SourceMap(b'{"a": 1, "a": {"b": 2}}').position("/a/b") == (1, 21)
+    assert SourceMap(b'{"a": [1,\n 2], "b": ').position("/a/1") == (2, 2)
+    assert SourceMap(b"\xff").position("") is None
+
+
+def test_locating_many_findings_scans_the_document_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.bundle.strictjson as strictjson
+
+    raw = json.dumps({"items": [{"v": i} for i in range(2000)]}).encode("utf-8")
+    scans = []
+    original = strictjson._Scanner.run
+
+    def counted(self: Any) -> None:
+        scans.append(1)
+        original(self)
+
+    monkeypatch.setattr(strictjson._Scanner, "run", counted)
+    positions = [locate(raw, f"/items/{i}/v") for i in range(2000)]
+    assert len(scans) == 1
+    assert positions[1999] == _rescan(raw, "/items/1999/v")

@@ -26,13 +26,21 @@ import json
 import math
 import pathlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS, read_input
 
-__all__ = ["is_json_integer", "load_strict_file", "loads_strict", "locate"]
+__all__ = [
+    "SourceMap",
+    "is_json_integer",
+    "load_strict_file",
+    "loads_strict",
+    "locate",
+    "source_map",
+]
 
 _BOM: Final = b"\xef\xbb\xbf"
 # An int literal this long or shorter is below 1e308, so its float value is finite.
@@ -225,9 +233,11 @@ def load_strict_file(path: pathlib.Path) -> tuple[Any, bytes]:
 def locate(raw: bytes, pointer: str) -> tuple[int, int] | None:
     """1-based (line, column) of the start of the JSON value at RFC 6901 `pointer` in `raw`.
 
-    Slow path; used only to report errors. Column counts Unicode characters, not bytes.
-    With duplicate keys the first occurrence is found. A document that is broken after
-    the value still locates it.
+    Used only to report errors. The first call for a document builds its `SourceMap` (one
+    scan), kept for the last few documents located, so each further finding in the same
+    `raw` object costs a lookup and a binary search: O(log n), not a rescan. Column counts
+    Unicode characters, not bytes. With duplicate keys the first occurrence is found. A
+    document that is broken after the value still locates it.
 
     Args:
         raw: UTF-8 JSON text.
@@ -238,16 +248,52 @@ def locate(raw: bytes, pointer: str) -> tuple[int, int] | None:
         The position, or None when the pointer is absent or malformed, or `raw` is not
         UTF-8 or is broken before the value.
     """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    scanner = _Scanner(text, target=pointer)
-    with contextlib.suppress(_ScanError):
-        scanner.run()
-    if scanner.found is None:
-        return None
-    return _Lines(text).position(scanner.found)
+    return source_map(raw).position(pointer)
+
+
+class SourceMap:
+    """Where every value of one JSON document starts, built once by one iterative scan:
+    JSON pointer -> offset, and the offsets of its line ends for (line, column)."""
+
+    __slots__ = ("_lines", "_starts")
+
+    def __init__(self, raw: bytes) -> None:
+        self._starts: dict[str, int] = {}
+        self._lines: _Lines | None = None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        scanner = _Scanner(text, record=self._starts)
+        with contextlib.suppress(_ScanError):
+            scanner.run()
+        self._lines = scanner.lines
+
+    def position(self, pointer: str) -> tuple[int, int] | None:
+        """1-based (line, column) of the value at `pointer`, or None (see `locate`)."""
+        start = self._starts.get(pointer)
+        if start is None or self._lines is None:
+            return None
+        return self._lines.position(start)
+
+
+_MAPS: OrderedDict[int, tuple[bytes, SourceMap]] = OrderedDict()
+_MAPS_KEPT: Final = 4  # documents whose maps are kept (each holds its bytes alive)
+
+
+def source_map(raw: bytes) -> SourceMap:
+    """The `SourceMap` of `raw`, built on first use and kept for the last few documents
+    (by identity of the bytes object, which is kept alive with its map)."""
+    key = id(raw)
+    cached = _MAPS.get(key)
+    if cached is not None and cached[0] is raw:
+        _MAPS.move_to_end(key)
+        return cached[1]
+    built = SourceMap(raw)
+    _MAPS[key] = (raw, built)
+    while len(_MAPS) > _MAPS_KEPT:
+        _MAPS.popitem(last=False)
+    return built
 
 
 def is_json_integer(value: object) -> bool:
@@ -415,6 +461,7 @@ class _Frame:
 
     keys: dict[str, int] | None  # key -> position of its first occurrence; None for arrays
     index: int = 0
+    pointer: str = ""  # the container's own pointer, when recording a source map
     close: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -429,8 +476,11 @@ class _Scanner:
     current pointer is kept as a list of escaped tokens, so deep documents stay linear.
     """
 
-    def __init__(self, text: str, target: str | None = None) -> None:
+    def __init__(
+        self, text: str, target: str | None = None, record: dict[str, int] | None = None
+    ) -> None:
         self.text = text
+        self.record = record
         self.target: list[str] | None = None
         if target is not None:
             # A pointer that does not start with "/" (other than "") matches nothing.
@@ -438,6 +488,8 @@ class _Scanner:
             self.searching = True
         else:
             self.searching = False
+        if record is not None:
+            self.searching = True  # no problems collected while mapping
         self.found: int | None = None
         self.problems: list[_Problem] = []
         self.max_depth = 0
@@ -455,17 +507,21 @@ class _Scanner:
 
     def run(self) -> None:
         """Scan the whole text; raise _ScanError at the first syntax error."""
-        text, path, target = self.text, self._path, self.target
+        text, path, target, record = self.text, self._path, self.target, self.record
         stack: list[_Frame] = []
         pos = self._skip(0)
+        here = ""
         while True:
             # A value starts at `pos`; `path` is its pointer.
             if target is not None and len(path) == len(target) and path == target:
                 self.found = pos
                 return
+            if record is not None:
+                here = stack[-1].pointer + "/" + path[-1] if stack else ""
+                record.setdefault(here, pos)
             char = text[pos : pos + 1]
             if char in ("{", "["):
-                frame = _Frame({} if char == "{" else None)
+                frame = _Frame({} if char == "{" else None, pointer=here)
                 stack.append(frame)
                 if len(stack) > self.max_depth:
                     self.max_depth, self.deepest = len(stack), pos
