@@ -104,3 +104,17 @@ def test_derived_facts_name_the_rules_and_the_shipped_schema_of_the_run() -> Non
     row = run.data["tables"][0]["rows"][0]["values"]
     assert row[2] == run.data["ruleset_hash"] == inventory.data["rules"]["ruleset_hash"]
     assert row[3] in str(contract)
+
+
+def test_a_refused_campaign_says_which_rules_its_admission_gates_lacked(tmp_path: Path) -> None:
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    manifest = campaign / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("gpt-5.6-sol", "gpt-5.6-sol-preview", 1), encoding="utf-8")
+    run = CliRun(["admit", str(campaign)])
+    run.assert_clean()
+    assert run.exit_code == 1
+    assert "GATE_FAILED: execution_valid" in run.stdout
+    assert "failed because these did not hold: " in run.stdout
+    assert "manifest_model_is_pinned" in run.stdout

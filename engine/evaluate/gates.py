@@ -44,6 +44,7 @@ class Observation:
     op: str | None = None
     error: str | None = None
     entry: tuple[str, ...] = ()
+    failed_rules: tuple[str, ...] = ()  # of the rules a failing binding read, those that failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class CompiledGate:
     bindings: RuleRun
     require: Compiled
     sides: tuple[Compiled, Compiled, str] | None
+    reads: tuple[str, ...] = ()  # the link rules, budgets and gates its condition reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,16 @@ def compile_gate(compiler: Compiler, decl: ast.GateDecl, rule_hash: str) -> Comp
     if isinstance(require, ast.Binary) and require.op in _COMPARE:
         sides = (compiler.expr(require.left), compiler.expr(require.right), require.op)
     bindings = compiler.rule_function(f"gate_{decl.name.text}", decl.bindings)
-    return CompiledGate(decl, rule_hash, bindings, compiler.expr(require), sides)
+    rules = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl)
+    declarations = compiler.symbols.declarations
+    reads = tuple(
+        sorted(
+            ref
+            for ref in compiler.checked.infos[decl.name.text].references
+            if isinstance(declarations.get(ref), rules)
+        )
+    )
+    return CompiledGate(decl, rule_hash, bindings, compiler.expr(require), sides, reads)
 
 
 def compile_budget(compiler: Compiler, decl: ast.BudgetDecl, rule_hash: str) -> CompiledBudget:
@@ -125,7 +136,10 @@ def _observe(gate: CompiledGate, ctx: Context, env: Env) -> Observation:
             left, right, op = gate.sides
             observed, bound = left(ctx, env), right(ctx, env)
             return Observation(ids, _COMPARE[op](observed, bound), observed, bound, op)
-        return Observation(ids, gate.require(ctx, env) is True)
+        if gate.require(ctx, env) is True:
+            return Observation(ids, True)
+        failed = tuple(name for name in gate.reads if ctx.gates.get(name) is False)
+        return Observation(ids, False, failed_rules=failed)
     except FAILURES as error:
         return Observation(ids, False, error=failure(error))
 

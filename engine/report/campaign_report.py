@@ -138,8 +138,13 @@ def admission_text(result: CampaignResult, strict: bool = False) -> str:
     gates = {g.name: g for g in result.evaluation.gates}
     for name in sorted(result.admission_gates & gates.keys()):
         if not gates[name].passed:
+            reads = sorted({r for o in gates[name].observations for r in o.failed_rules})
+            because = (
+                f"\n    failed because these did not hold: {', '.join(reads)}" if reads else ""
+            )
             failed.append(
-                f"  GATE_FAILED: {name}: {gates[name].note}\n    rule {name} {gates[name].hash}"
+                f"  GATE_FAILED: {name}: {gates[name].note}{because}\n"
+                f"    rule {name} {gates[name].hash}"
             )
     if result.admitted:
         lines.append("ADMITTED: every prerequisite holds")

@@ -82,6 +82,8 @@ def observation_json(observation: Observation) -> dict[str, Any]:
         data["error"] = observation.error
     if observation.entry:
         data["crossing_entry"] = list(observation.entry)
+    if observation.failed_rules:
+        data["failed_rules"] = list(observation.failed_rules)
     return data
 
 
@@ -151,6 +153,9 @@ def gate_text(gate: RuleResult, whole: str) -> list[str]:
         ids = ", ".join(observation.ids)
         if observation.error:
             lines.append(f"      {ids}: error: {observation.error}")
+        elif observation.failed_rules:
+            failed = ", ".join(observation.failed_rules)
+            lines.append(f"      {ids or whole}: failed because these did not hold: {failed}")
         elif observation.op is not None:
             verdict = "holds" if observation.passed else "fails"
             lines.append(
