@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.freeze.hashing import sha256_hex
+from engine.limits import read_input
 from engine.resources import shipped
 from engine.ruleset import load_ruleset
 from engine.syntax.load import rule_paths
@@ -59,7 +60,7 @@ def collect_inventory(rule_locations: Sequence[Path]) -> dict[str, Any]:
         "rules": {
             "ruleset_hash": ruleset.hashed.ruleset_hash,
             "files": {
-                str(path): sha256_hex(path.read_bytes()) for path in rule_paths(rule_locations)
+                str(path): sha256_hex(read_input(path)) for path in rule_paths(rule_locations)
             },
         },
         "schemas": schema_hashes,

@@ -226,3 +226,29 @@ def test_json_at_the_nesting_limit_is_checked_not_crashed(eval_bundle: Path) -> 
         ]
     )
     _typed(run, "DOCUMENT_SCHEMA")
+
+
+def test_a_protocol_file_linked_from_outside_the_bundle_is_refused(
+    eval_bundle: Path, tmp_path: Path
+) -> None:
+    bundle = eval_bundle / "accepted"
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_bytes((bundle / "rulecheck.yaml").read_bytes())
+    (bundle / "rulecheck.yaml").unlink()
+    (bundle / "rulecheck.yaml").symlink_to(outside)
+    run = CliRun(
+        ["check", str(bundle), "--rules", str(eval_bundle / "eval.rules"), "--format", "json"]
+    )
+    _typed(run, "BUNDLE_PATH_OUTSIDE")
+
+
+def test_text_reports_of_hostile_rule_files_end(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.rules"
+    os.mkfifo(fifo)
+    done = _rulecheck("lint", str(fifo))
+    assert done.returncode == 2 and "INPUT_NOT_REGULAR" in done.stderr
+    cr = tmp_path / "cr.rules"
+    cr.write_bytes(b'ruleset r version "1"\r# c\rconst a = missing\r')
+    run = CliRun(["lint", str(cr)])
+    assert run.exit_code == 1
+    assert "    3 | const a = missing" in run.stderr + run.stdout

@@ -128,8 +128,13 @@ def read_protocol_file(root: Path) -> dict[str, Any] | None:
         RulecheckError: exit 1 when the file is malformed.
     """
     path = root / PROTOCOL_FILE
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         return None
+    if paths.inside(root, PROTOCOL_FILE) is None:  # a fixed name is contained like the others
+        message = f"`{PROTOCOL_FILE}` is a link that leads outside the bundle"
+        raise RulecheckError(
+            [Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(str(path)))], ExitCode.REFUSED
+        )
     document = load_document("protocol", path, "yaml")
     value = document.value
     if (

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle.paths import inside
+from engine.errors import RulecheckError
+from engine.limits import read_input
 from engine.textlines import excerpt
 
 
@@ -22,8 +24,8 @@ def _read(path: Path | None) -> bytes | None:
     if path is None:
         return None
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_input(path)  # a FIFO, device or file over the size limit is not found
+    except RulecheckError:
         return None
 
 

@@ -17,7 +17,8 @@ from pathlib import Path, PurePosixPath
 
 from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
 from engine.check.symbols import SymbolTable, did_you_mean, location
-from engine.errors import Diagnostic
+from engine.errors import Diagnostic, RulecheckError
+from engine.limits import read_input
 from engine.syntax import ast
 
 FORMATS = ("json", "jsonl", "yaml")
@@ -47,7 +48,10 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
         OSError: when the file cannot be read.
         ValueError: when it is not a JSON object or not a schema the engine can compile.
     """
-    raw = path.read_bytes()
+    try:
+        raw = read_input(path)  # never a FIFO or device, never beyond the size limit
+    except RulecheckError as error:
+        raise OSError(0, error.diagnostics[0].message) from None
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")

@@ -7,7 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from engine.errors import Diagnostic
+from engine.errors import Diagnostic, RulecheckError
+from engine.limits import read_input
+from engine.textlines import normalize_newlines
 
 
 def _source_lines(file: str) -> tuple[str, ...]:
@@ -22,12 +24,13 @@ def _source_lines(file: str) -> tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _read_lines(file: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     try:
-        text = Path(file).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        raw = read_input(Path(file))  # never a FIFO or device, never beyond the size limit
+    except RulecheckError:
         return ()
-    # Lines end at `\n` only, as the parser counts them (`str.splitlines` would also split
-    # at form feeds or U+2028 inside a string and shift every later line).
-    return tuple(line.removesuffix("\r") for line in text.split("\n"))
+    text = normalize_newlines(raw.decode("utf-8", errors="replace"))
+    # Lines end at `\n`, `\r\n` or a lone `\r`, as the parser counts them (`str.splitlines`
+    # would also split at form feeds or U+2028 inside a string and shift every later line).
+    return tuple(text.split("\n"))
 
 
 def render_text(diagnostic: Diagnostic) -> str:
