@@ -145,3 +145,20 @@ def test_unsupported_schemas_are_refused_at_compile_time(
 ) -> None:
     with pytest.raises(SchemaCompileError, match=message):
         compile_schema(schema)
+
+
+def test_enum_const_and_unique_checks_take_any_depth() -> None:
+    from engine.bundle.schemac import _hashable
+
+    deep: list[object] = []
+    inner = deep
+    for _ in range(50_000):
+        inner.append([])
+        inner = inner[0]  # type: ignore[assignment]
+    assert isinstance(_hashable(deep), tuple)
+    assert _hashable([True, {"b": [1, False], "a": None}]) == (
+        "[",
+        ("bool", True),
+        ("{", ("a", None), ("b", ("[", 1, ("bool", False)))),
+    )
+    assert _hashable(True) == ("bool", True) and _hashable(1) == 1

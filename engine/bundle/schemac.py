@@ -70,19 +70,37 @@ def _escape(key: str) -> str:
 def _shown(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = "a value nested too deep to show" if isinstance(value, list | dict) else repr(value)
     return f"`{text}`" if len(text) <= 60 else f"`{text[:57]}...`"
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, list):
-        return ("[", *(_hashable(v) for v in value))
-    if isinstance(value, dict):
-        return ("{", *sorted((k, _hashable(v)) for k, v in value.items()))
-    if value.__class__ is bool:
-        return ("bool", value)
-    return value
+    """A hashable stand-in for JSON values where `true` is not `1` (enum, const and unique
+    checks). Iterative, post-order over an explicit stack: no nesting depth of the data
+    can exhaust the interpreter's stack."""
+    if not isinstance(value, list | dict):
+        return ("bool", value) if value.__class__ is bool else value
+    built: dict[int, Any] = {}
+
+    def part(item: Any) -> Any:
+        if isinstance(item, list | dict):
+            return built[id(item)]
+        return ("bool", item) if item.__class__ is bool else item
+
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, children_built = stack.pop()
+        if children_built:
+            if isinstance(item, list):
+                built[id(item)] = ("[", *(part(v) for v in item))
+            else:
+                built[id(item)] = ("{", *sorted((k, part(v)) for k, v in item.items()))
+            continue
+        stack.append((item, True))
+        children = item if isinstance(item, list) else item.values()
+        stack += [(child, False) for child in children if isinstance(child, list | dict)]
+    return built[id(value)]
 
 
 def _unique(items: list[Any]) -> bool:
