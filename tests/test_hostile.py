@@ -252,3 +252,19 @@ def test_text_reports_of_hostile_rule_files_end(tmp_path: Path) -> None:
     run = CliRun(["lint", str(cr)])
     assert run.exit_code == 1
     assert "    3 | const a = missing" in run.stderr + run.stdout
+
+
+def test_a_json_lines_document_over_the_record_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.bundle.documents.MAX_RECORDS", 3)
+    orders = tmp_path / "orders.jsonl"
+    orders.write_bytes((SHOP / "orders.jsonl").read_bytes() * 4)
+    run = CliRun(evaluate_args("orders", orders))
+    _typed(run, "INPUT_TOO_MANY_RECORDS")
+
+
+def test_a_yaml_string_over_the_limit_is_refused(tmp_path: Path) -> None:
+    catalogue = tmp_path / "catalogue.yaml"
+    catalogue.write_text("items:\n  - sku: " + "x" * 1_000_001 + "\n    price: 1\n")
+    _typed(CliRun(evaluate_args("catalogue", catalogue)), "INPUT_STRING_TOO_LONG")
