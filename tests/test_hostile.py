@@ -268,3 +268,20 @@ def test_a_yaml_string_over_the_limit_is_refused(tmp_path: Path) -> None:
     catalogue = tmp_path / "catalogue.yaml"
     catalogue.write_text("items:\n  - sku: " + "x" * 1_000_001 + "\n    price: 1\n")
     _typed(CliRun(evaluate_args("catalogue", catalogue)), "INPUT_STRING_TOO_LONG")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_as_the_answers_index_or_an_answer_is_refused(tmp_path: Path) -> None:
+    index = tmp_path / "index.jsonl"
+    os.mkfifo(index)
+    done = _rulecheck("answers", str(index), "--format", "json")
+    assert done.returncode == 2 and "INPUT_NOT_REGULAR" in done.stdout, done.stdout + done.stderr
+    answer = tmp_path / "answer.json"
+    os.mkfifo(answer)
+    real_index = tmp_path / "real.jsonl"
+    real_index.write_text(
+        json.dumps({"answer": "answer.json", "packet": "answer.json", "role": "A"}) + "\n"
+    )
+    done = _rulecheck("answers", str(real_index), "--format", "json")
+    assert done.returncode in (1, 2) and "INPUT_NOT_REGULAR" in done.stdout, done.stdout
+    assert "INTERNAL_ERROR" not in done.stdout
