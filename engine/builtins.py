@@ -144,6 +144,26 @@ BUILTINS: tuple[Builtin, ...] = (
         context=True,
     ),
     Builtin(
+        "file_size",
+        1,
+        "file_size(path)",
+        "number or null",
+        "the byte count of the bundle's file at the relative `path`; null when it is absent "
+        "or would leave the bundle",
+        "file_size",
+        context=True,
+    ),
+    Builtin(
+        "lock_ruleset_hash",
+        1,
+        "lock_ruleset_hash(path)",
+        "text or null",
+        "the ruleset hash recorded by the rules lock at the bundle's relative `path`, once "
+        "the lock verifies (every declaration re-hashes to its entry); null otherwise",
+        "lock_ruleset_hash",
+        context=True,
+    ),
+    Builtin(
         "record_sha256",
         1,
         "record_sha256(node)",

@@ -239,6 +239,29 @@ def _m_input_changed(c: Campaign) -> None:
     entry["sha256"] = "f" * 64
 
 
+def _m_draft_edited_after_receipt(c: Campaign) -> None:
+    draft = session(c, "E-T2-1", "D")["session_id"]
+    c.answers[draft]["final"]["claims"][0]["text"] += " (edited after the receipt)"
+
+
+def _m_frozen_after_start(c: Campaign) -> None:
+    first = min(c.requests, key=lambda q: q["start_monotonic_s"])
+    c.manifest["frozen_at"] = first["start_utc"].replace(":05Z", ":06Z")
+
+
+def _m_pair_allowance(c: Campaign) -> None:
+    q = request_of(c, session(c, "E-T1-1", "B")["session_id"])
+    q["reserved_output_tokens"] -= 1000
+
+
+def _m_pair_overlap(c: Campaign) -> None:
+    a = request_of(c, session(c, "E-T7-1", "A")["session_id"])
+    b = request_of(c, session(c, "E-T7-1", "B")["session_id"])
+    first, second = sorted((a, b), key=lambda q: q["start_monotonic_s"])
+    second["start_monotonic_s"] = first["start_monotonic_s"] + 1.0
+    second["reserved_at_monotonic_s"] = first["start_monotonic_s"] + 0.5
+
+
 def _m_input_undeclared(c: Campaign) -> None:
     c.manifest["inputs"] = [i for i in c.manifest["inputs"] if i["artifact"] != "truth"]
 
@@ -475,6 +498,11 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "truth_custody_recorded": ("TRUTH_CUSTODY_UNRECORDED", _m_custody, True),
     "truth_obligations_per_task": ("TRUTH_OBLIGATION_COUNT", _m_truth_count, True),
     "packets_valid": ("PACKET_INVALID", _m_packet, True),
+    # 000_bindings.rules
+    "answers_are_as_metered": ("ANSWER_NOT_AS_METERED", _m_draft_edited_after_receipt, True),
+    "inputs_frozen_before_the_run": ("FROZEN_AFTER_RUN_START", _m_frozen_after_start, True),
+    "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
+    "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
     # 000_accounting.rules
     "campaign_wall_time": ("CAMPAIGN_OVER_TIME", _m_campaign_time, True),
     "reservation_covers_use": ("RESERVATION_INSUFFICIENT", _m_reservation_short, True),
@@ -492,6 +520,15 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
 
 ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     # (rehash on write, rules) -- the mutations of a group touch disjoint records
+    (
+        True,
+        (
+            "answers_are_as_metered",
+            "inputs_frozen_before_the_run",
+            "pair_has_one_allowance",
+            "pair_runs_serially",
+        ),
+    ),
     (
         False,
         (
@@ -580,14 +617,45 @@ REPLACEMENT_LINKS = frozenset(
 )
 
 
+# The lock is always written as the freeze of the shipped rules; its test replaces it.
+LOCK_LINKS = frozenset({"rules_lock_is_the_evaluated_rules"})
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [b"x" * 54, None],
+    ids=["arbitrary_bytes", "a_valid_lock_of_other_rules"],
+)
+def test_a_lock_that_is_not_the_evaluated_rules_is_refused(
+    lock: bytes | None, tmp_path: Path
+) -> None:
+    campaign = make_campaign()
+    root = write_campaign(campaign, tmp_path / "bundle")
+    if lock is None:  # a real lock, of rules that differ from the ones evaluated
+        other = tmp_path / "other.rules"
+        other.write_text('ruleset other version "1"\nconst x = 1\n', encoding="utf-8")
+        frozen = cli("freeze", str(other), "--out", str(tmp_path / "o.lock"))
+        assert frozen.exit_code == 0, frozen.stdout
+        lock = (tmp_path / "o.lock").read_bytes()
+    (root / "rules.lock").write_bytes(lock)
+    entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
+    entry["sha256"] = sha256_hex(lock)  # re-frozen, as a freezer would
+    write_campaign(campaign, root, rehash=False)
+    (root / "rules.lock").write_bytes(lock)  # the writer always puts the shipped lock back
+    run = cli("check", str(root), "--format", "json")
+    assert run.exit_code == 1
+    assert run.rules() == set(LOCK_LINKS)
+    assert run.codes() == {"RULES_LOCK_NOT_THESE_RULES"}
+
+
 def test_every_link_has_a_mutation() -> None:
     rules_dir = Path(__file__).resolve().parents[1] / "rules"
     links = set()
-    for name in ("000_admission", "000_accounting", "000_adjudication"):
+    for name in ("000_admission", "000_accounting", "000_adjudication", "000_bindings"):
         text = (rules_dir / f"{name}.rules").read_text(encoding="utf-8")
         links |= {line.split()[1] for line in text.splitlines() if line.startswith("link ")}
-    assert links >= REPLACEMENT_LINKS
-    links -= REPLACEMENT_LINKS
+    assert links >= REPLACEMENT_LINKS | LOCK_LINKS
+    links -= REPLACEMENT_LINKS | LOCK_LINKS
     assert set(ADMISSION_MUTATIONS) == links
     grouped = [rule for _, rules in ADMISSION_GROUPS for rule in rules]
     assert len(grouped) == len(set(grouped))
@@ -1000,7 +1068,8 @@ def test_a_confident_critical_wrong_claim_fails_the_critical_gate(tmp_path: Path
 
 # ---- 4b. C18 ceilings: just below / equal / just above -------------------------------------------
 
-CAMPAIGN_ENTRY = "Q0050"
+# A draft's request: the A and B requests of a pair must keep one output allowance.
+CAMPAIGN_ENTRY = "Q0049"
 
 
 def _budget_variant(c: Campaign, delta: int) -> tuple[str, str]:

@@ -50,8 +50,8 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
     """
     try:
         raw = read_input(path)  # never a FIFO or device, never beyond the size limit
-    except RulecheckError as error:
-        raise OSError(0, error.diagnostics[0].message) from None
+    except RulecheckError as error:  # its reason, without the "cannot read `PATH`: " head
+        raise OSError(0, error.diagnostics[0].message.rsplit("`: ", 1)[-1]) from None
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")

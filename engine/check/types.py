@@ -556,9 +556,11 @@ class TypeChecker:
             )
             return ANY
         match node.func:
-            case "len" | "line_count" | "id_count" | "record_line":
+            case "len" | "line_count" | "id_count" | "record_line" | "file_size":
                 return NUMBER_TYPE
             case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
+                return TEXT
+            case "lock_ruleset_hash":
                 return TEXT
             case "seeded_order":
                 if args[2].tag not in ("set", "list", "any"):

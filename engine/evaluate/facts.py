@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.bundle import paths
+from engine.errors import RulecheckError
+from engine.limits import read_input
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,15 +25,30 @@ class Facts:
     ruleset_hash: str = ""
     root: Path | None = None
     records: Mapping[str, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+    _read: dict[str, bytes | None] = field(default_factory=dict, compare=False, repr=False)
 
-    def file_sha256(self, relative: str) -> str | None:
-        """The sha256 of a file inside the bundle; None when it is absent or outside it."""
+    def file_path(self, relative: str) -> Path | None:
+        """A regular file inside the bundle; None when it is absent or would leave it."""
         if self.root is None:
             return None
         path = paths.inside(self.root, relative, strict_segments=True)
-        if path is None or not path.is_file():
-            return None
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return path if path is not None and path.is_file() else None
+
+    def file_bytes(self, relative: str) -> bytes | None:
+        """The bytes of a file inside the bundle (read within the input limits, once per
+        evaluation); None when it is absent, would leave the bundle or cannot be read."""
+        if relative not in self._read:
+            path = self.file_path(relative)
+            try:
+                self._read[relative] = None if path is None else read_input(path)
+            except RulecheckError:
+                self._read[relative] = None
+        return self._read[relative]
+
+    def file_sha256(self, relative: str) -> str | None:
+        """The sha256 of a file inside the bundle; None when it is absent or outside it."""
+        raw = self.file_bytes(relative)
+        return None if raw is None else hashlib.sha256(raw).hexdigest()
 
     def record(self, document: str, pointer: str) -> tuple[int, bytes] | None:
         """The line and bytes of the JSON Lines record at `pointer` (`/N...`) of `document`."""

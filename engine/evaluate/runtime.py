@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from engine.errors import RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
 from engine.textlines import line_count
@@ -406,6 +407,30 @@ def file_sha256(ctx: Context, relative: Any) -> str | None:
     if ctx.facts.root is None:
         raise EvaluationError("`file_sha256` reads files of a bundle: check it as a bundle")
     return ctx.facts.file_sha256(_text(relative, "file_sha256"))
+
+
+def file_size(ctx: Context, relative: Any) -> int | None:
+    """The byte count of a bundle file; null when it is absent or would leave the bundle."""
+    if ctx.facts.root is None:
+        raise EvaluationError("`file_size` reads files of a bundle: check it as a bundle")
+    raw = ctx.facts.file_bytes(_text(relative, "file_size"))
+    return None if raw is None else len(raw)
+
+
+def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
+    """The ruleset hash a bundle's rules lock records, once the lock verifies; null when
+    the file is absent, is no lock, or its recorded hashes do not match its own text."""
+    from engine.freeze.lock import read_lock
+
+    if ctx.facts.root is None:
+        raise EvaluationError("`lock_ruleset_hash` reads files of a bundle: check it as a bundle")
+    path = ctx.facts.file_path(_text(relative, "lock_ruleset_hash"))
+    if path is None:
+        return None
+    try:
+        return read_lock(path).ruleset_hash
+    except RulecheckError:
+        return None
 
 
 def _record(ctx: Context, node: Any, what: str) -> tuple[int, bytes]:
