@@ -57,15 +57,26 @@ def shown_path(path: Path | str) -> str:
     return f"{text[:half]}...{text[-half:]}"
 
 
-def _refused(code: str, path: Path | str, message: str, hint: str | None = None) -> RulecheckError:
+class InputRefused(RulecheckError):
+    """A file `read_input` refuses (exit 2); `reason` says why without naming the file."""
+
+    def __init__(self, diagnostic: Diagnostic, reason: str) -> None:
+        super().__init__([diagnostic], ExitCode.USAGE)
+        self.reason = reason
+
+
+def _refused(
+    code: str, path: Path | str, message: str, hint: str | None = None, reason: str = ""
+) -> InputRefused:
     diagnostic = Diagnostic(code, message, Location(str(path)), hint=hint)
-    return RulecheckError([diagnostic], ExitCode.USAGE)
+    return InputRefused(diagnostic, reason or message)
 
 
-def os_error(path: Path | str, error: OSError) -> RulecheckError:
+def os_error(path: Path | str, error: OSError) -> InputRefused:
     """`FILE_UNREADABLE` (exit 2) for an OSError met while reading `path`."""
     reason = error.strerror or type(error).__name__
-    return _refused("FILE_UNREADABLE", path, f"cannot read `{shown_path(path)}`: {reason}")
+    message = f"cannot read `{shown_path(path)}`: {reason}"
+    return _refused("FILE_UNREADABLE", path, message, reason=reason)
 
 
 def open_input(path: Path) -> BinaryIO:
@@ -145,6 +156,7 @@ def _check_regular(path: Path, mode: int) -> None:
         path,
         f"`{shown_path(path)}` is {what}, not a regular file",
         hint="give a regular file; rulecheck never reads pipes, devices or sockets",
+        reason=f"it is {what}, not a regular file",
     )
 
 
@@ -155,6 +167,7 @@ def _check_size(path: Path, size: int) -> None:
             path,
             f"`{shown_path(path)}` holds {size} bytes, more than the limit of "
             f"{MAX_FILE_BYTES} bytes",
+            reason=f"{size} bytes, more than the limit of {MAX_FILE_BYTES}",
         )
 
 

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ExitCode, RulecheckError
-from engine.limits import MAX_FILE_BYTES, number_too_large, output_conflict, read_input
+from engine.limits import (
+    MAX_FILE_BYTES,
+    InputRefused,
+    number_too_large,
+    output_conflict,
+    read_input,
+)
 
 
 def _code(path: Path) -> str:
@@ -36,6 +42,16 @@ def test_what_is_not_a_regular_file_is_refused_before_reading(tmp_path: Path) ->
         assert _code(tmp_path / "fifo") == "INPUT_NOT_REGULAR"
     if Path("/dev/zero").exists():
         assert _code(Path("/dev/zero")) == "INPUT_NOT_REGULAR"
+
+
+def test_a_refusal_says_why_without_the_file_name(tmp_path: Path) -> None:
+    with pytest.raises(InputRefused) as info:
+        read_input(tmp_path / "missing.json")
+    assert info.value.reason == "No such file or directory"
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InputRefused) as info:
+        read_input(tmp_path / "fifo")
+    assert info.value.reason == "it is a FIFO (named pipe), not a regular file"
 
 
 def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path, PurePosixPath
 
 from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
 from engine.check.symbols import SymbolTable, did_you_mean, location
-from engine.errors import Diagnostic, RulecheckError
-from engine.limits import read_input
+from engine.errors import Diagnostic
+from engine.limits import InputRefused, read_input
 from engine.syntax import ast
 
 FORMATS = ("json", "jsonl", "yaml")
@@ -50,8 +50,8 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
     """
     try:
         raw = read_input(path)  # never a FIFO or device, never beyond the size limit
-    except RulecheckError as error:  # its reason, without the "cannot read `PATH`: " head
-        raise OSError(0, error.diagnostics[0].message.rsplit("`: ", 1)[-1]) from None
+    except InputRefused as error:  # its reason, without the "cannot read `PATH`: " head
+        raise OSError(0, error.reason) from None
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")
