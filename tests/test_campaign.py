@@ -262,6 +262,13 @@ def _m_pair_overlap(c: Campaign) -> None:
     second["reserved_at_monotonic_s"] = first["start_monotonic_s"] + 0.5
 
 
+def _m_validation_missing(c: Campaign) -> None:
+    answered = session(c, "E-T3-1", "A")["session_id"]
+    c.receipts[:] = [
+        r for r in c.receipts if not (r["session_id"] == answered and r["event"] == "validation")
+    ]
+
+
 def _m_input_undeclared(c: Campaign) -> None:
     c.manifest["inputs"] = [i for i in c.manifest["inputs"] if i["artifact"] != "truth"]
 
@@ -281,7 +288,10 @@ def _m_dispatched_unrecorded(c: Campaign) -> None:
     sid = session(c, "D1-T11", "A")["session_id"]
     request_id = request_of(c, sid)["request_id"]
     c.requests[:] = [q for q in c.requests if q["request_id"] != request_id]
-    c.receipts[:] = [r for r in c.receipts if r["session_id"] != sid]
+    # the request's receipts go with it; the answer's validation receipt stays
+    c.receipts[:] = [
+        r for r in c.receipts if r["request_id"] != request_id or r["event"] == "validation"
+    ]
 
 
 def _m_undispatched_unrecorded(c: Campaign) -> None:
@@ -503,6 +513,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "inputs_frozen_before_the_run": ("FROZEN_AFTER_RUN_START", _m_frozen_after_start, True),
     "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
     "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
+    "answered_sessions_validated_once": ("VALIDATION_RECEIPT_COUNT", _m_validation_missing, True),
     # 000_accounting.rules
     "campaign_wall_time": ("CAMPAIGN_OVER_TIME", _m_campaign_time, True),
     "reservation_covers_use": ("RESERVATION_INSUFFICIENT", _m_reservation_short, True),
@@ -527,6 +538,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "inputs_frozen_before_the_run",
             "pair_has_one_allowance",
             "pair_runs_serially",
+            "answered_sessions_validated_once",
         ),
     ),
     (
@@ -646,6 +658,47 @@ def test_a_lock_that_is_not_the_evaluated_rules_is_refused(
     assert run.exit_code == 1
     assert run.rules() == set(LOCK_LINKS)
     assert run.codes() == {"RULES_LOCK_NOT_THESE_RULES"}
+
+
+def test_a_duplicated_validation_receipt_is_refused(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    answered = session(campaign, "E-T3-1", "A")["session_id"]
+    twin = {**receipt_of(campaign, answered, "validation"), "receipt_id": "R9999"}
+    campaign.receipts.append(twin)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.codes() == {"VALIDATION_RECEIPT_COUNT"}
+
+
+def _whole_answer_ratings(c: Campaign, triplet_id: str) -> list[dict[str, Any]]:
+    reviewed = session(c, triplet_id, "B")["session_id"]
+    return [r for r in ratings_of(c, reviewed) if r["obligation_id"] is None]
+
+
+def test_primaries_disagreeing_on_critical_wrong_claims_need_a_third_rating(
+    tmp_path: Path,
+) -> None:
+    campaign = make_campaign()
+    first, _second = _whole_answer_ratings(campaign, "E-T4-1")
+    first["critical_wrong_claims"] = 1  # the other primary counted 0: a disagreement
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.codes() == {"DISAGREEMENT_UNRESOLVED"}
+
+
+def test_a_third_rating_of_the_whole_answer_decides(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    first, second = _whole_answer_ratings(campaign, "E-T4-1")
+    first["citations_support"] = False  # the primaries disagree on the citations
+    third = {**second, "record_id": "J9999", "rater": "rater-3", "role": "third"}
+    campaign.adjudications.append(third)  # ... and the third rater finds them supported
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0, run.violations
+    reviewed = session(campaign, "E-T4-1", "B")["session_id"]
+    runs = next(t for t in run.data["tables"] if t["name"] == "runs")
+    columns = runs["columns"]
+    row = next(r for r in runs["rows"] if r["ids"][0] == reviewed)
+    assert row["values"][columns.index("source_gate")] is True
 
 
 def test_every_link_has_a_mutation() -> None:
