@@ -19,7 +19,14 @@ import pytest
 from cli_run import CliRun
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trials_builder import CONTROLS, EXPECTED_ARMS, EXPECTED_TRIALS, bundle, write
+from trials_builder import (
+    AT_LIMIT_TRIAL,
+    CONTROLS,
+    EXPECTED_ARMS,
+    EXPECTED_TRIALS,
+    bundle,
+    write,
+)
 
 Documents = dict[str, Any]
 
@@ -423,7 +430,7 @@ def test_an_infrastructure_error_fixed_by_the_rerun_is_still_reported(tmp_path: 
     assert rows["T05"]["infrastructure_error"] is True
 
 
-# ---- hard limits: on the limit holds (T01 sits on every one), just above is refused --------
+# ---- hard limits: on the limit holds (T05 sits on every one), just above is refused --------
 
 LIMIT_RULES = {
     "wall_clock_seconds": ("trial_wall_clock_within_limit", 3600.001),
@@ -445,10 +452,14 @@ def test_a_trial_over_a_hard_limit_is_refused_by_that_limit_rule(
     usage: str, tmp_path: Path
 ) -> None:
     rule, above = LIMIT_RULES[usage]
-    report = run("trials", edited(tmp_path, lambda d: d["trials"][0].update({usage: above})))
+
+    def over(documents: Documents) -> None:
+        next(t for t in documents["trials"] if t["trial_id"] == AT_LIMIT_TRIAL)[usage] = above
+
+    report = run("trials", edited(tmp_path, over))
     assert report["exit_code"] == 1
     found = [(v["code"], v["rule"], v["ids"]) for v in report["violations"]]
-    assert found == [("TRIAL_OVER_LIMIT", rule, ["T01"])]
+    assert found == [("TRIAL_OVER_LIMIT", rule, [AT_LIMIT_TRIAL])]
     assert verdicts(report)["trial_evidence"] == "RESULTS_INVALID"
 
 
@@ -507,3 +518,59 @@ def test_any_value_in_any_field_is_judged_never_a_crash(data: st.DataObject) -> 
     # A value of another type than declared refuses the input; a crash would be an
     # INTERNAL_ERROR diagnostic.
     assert {d["code"] for d in report.get("diagnostics", [])} <= {"ATTR_TYPE"}
+
+
+# ---- arm discipline: each arm keeps its shape; one seed per trial, one image per set -------
+
+
+def _trial(documents: Documents, trial_id: str) -> dict[str, Any]:
+    return next(t for t in documents["trials"] if t["trial_id"] == trial_id)
+
+
+ARM_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str, list[list[str]]]] = {
+    "trial_seeds_unique": (
+        lambda d: _trial(d, "T02").update(seed=_trial(d, "T01")["seed"]),
+        "TRIAL_SEED_REUSED",
+        [["T01"], ["T02"]],
+    ),
+    "trials_share_one_image": (
+        lambda d: [
+            _trial(d, "T03").update(environment_image="sha256:" + "cd" * 32),
+            [
+                r.update(environment_image="sha256:" + "cd" * 32)
+                for r in d["results"]
+                if r["trial"] == "T03"
+            ],
+        ],
+        "TRIAL_IMAGE_DIFFERS",
+        [[f"T0{n}"] for n in range(1, 9)],
+    ),
+    "direct_is_one_node": (
+        lambda d: _trial(d, "T01").update(nodes=30, maximum_children_per_node=6),
+        "ARM_SHAPE_BROKEN",
+        [["T01"]],
+    ),
+    "arm_depth_within_its_shape": (
+        lambda d: _trial(d, "T04").update(maximum_depth=2),
+        "ARM_SHAPE_BROKEN",
+        [["T04"]],
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(ARM_MUTATIONS))
+def test_a_trial_that_breaks_its_arm_or_set_is_refused(rule: str, tmp_path: Path) -> None:
+    mutate, code, ids = ARM_MUTATIONS[rule]
+    report = run("trials", edited(tmp_path, mutate))
+    assert report["exit_code"] == 1
+    found = sorted((v["code"], v["rule"], v["ids"]) for v in report["violations"])
+    assert found == sorted((code, rule, i) for i in ids)
+    assert verdicts(report)["trial_evidence"] == "RESULTS_INVALID"
+
+
+def test_the_shipped_trials_keep_their_arms() -> None:
+    report = run("trials", shipped("oracle", "trials", "results"))
+    assert report["exit_code"] == 0
+    gate = next(g for g in report["gates"] if g["name"] == "trials_follow_their_arms")
+    assert gate["passed"] is True
+    assert not [w for w in report["warnings"] if w["rule"] in ARM_MUTATIONS]

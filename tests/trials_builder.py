@@ -74,8 +74,10 @@ for _check in ORACLE["checks"]:
 
 CHECKS = ("H1", "H2", "H3", "H4", "N1")
 
-# What each trial used, under the keys of seed 001's `limits:` block. T01 sits exactly on
-# every limit (inclusive ceilings); the concurrent arm uses its four workers.
+# What each trial used, under the keys of seed 001's `limits:` block. AT_LIMIT_TRIAL (a
+# recursive arm, the only kind that may grow a tree that deep) sits exactly on every limit
+# (inclusive ceilings); the concurrent arm uses its four workers; DIRECT and
+# FIXED_ONE_LEVEL trials keep their arm's shape (ARM_SHAPES).
 AT_LIMITS = {
     "wall_clock_seconds": 3600,
     "root_model_input_tokens": 120_000,
@@ -101,6 +103,11 @@ TYPICAL = {
     "consecutive_same_diagnostic_failures": 0,
     "concurrent_workers": 1,
     "maximum_children_per_node": 3,
+}
+AT_LIMIT_TRIAL = "T05"
+ARM_SHAPES = {
+    "DIRECT": {"nodes": 1, "maximum_depth": 0, "maximum_children_per_node": 0},
+    "FIXED_ONE_LEVEL": {"nodes": 4, "maximum_depth": 1, "maximum_children_per_node": 3},
 }
 CLAIMED = "ACCEPTANCE_CLAIMED"
 
@@ -174,7 +181,8 @@ def bundle() -> dict[str, Any]:
                 "controller_outcome": outcome,
                 "final_tree": tree,
                 "environment_image": IMAGE,
-                **(AT_LIMITS if trial_id == "T01" else TYPICAL),
+                **(AT_LIMITS if trial_id == AT_LIMIT_TRIAL else TYPICAL),
+                **ARM_SHAPES.get(arm, {}),
             }
         )
         if arm == "RECURSIVE_CONCURRENT":
