@@ -186,6 +186,8 @@ REGISTRY: tuple[Threshold, ...] = (
         "001 Fixed budgets",
     ),
     T("trial_max_children_per_node", "6", None, "001 Fixed budgets"),
+    # ---- 001 Arms: the shape each arm's tree may take -----------------------------------
+    T("arm_max_depth", {"DIRECT": "0", "FIXED_ONE_LEVEL": "1"}, None, "001 Arms"),
     # ---- 001 Verified progress and Fixed target -----------------------------------------
     T("default_infrastructure_only_reruns", "1", None, "001 Verified progress"),
     T("hidden_suite_executions_per_trial", "1", None, "001 Verified progress"),
