@@ -248,7 +248,8 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
             f"{code_prefix}_INVALID_YAML", message, Location(file, line, column)
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
-    except (ValueError, TypeError, OverflowError) as error:  # a value PyYAML cannot build
+    except (ValueError, TypeError, OverflowError, IndexError, KeyError) as error:
+        # a value PyYAML cannot build, such as `!!float` or `!!int` with nothing after it
         diagnostic = Diagnostic(
             f"{code_prefix}_INVALID_YAML", f"a value cannot be read: {error}"[:200], Location(file)
         )
