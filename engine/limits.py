@@ -18,8 +18,9 @@ that so; `docs/reliability.md` lists them with their codes.
   this many digits, and its decimal exponent at most this magnitude, so that every number
   is held exactly and printed back in bounded time (`RULE_NUMBER_RANGE` in rule files,
   `JSON_NUMBER_RANGE` / `YAML_NUMBER_RANGE` in data).
-- `MAX_RECORDS`: a document yields at most this many records (JSON Lines lines, or values
-  in one JSON or YAML document): `INPUT_TOO_MANY_RECORDS`.
+- `MAX_RECORDS`: a JSON Lines document has at most this many lines, and `MAX_VALUES`: a
+  JSON, JSON Lines or YAML document at most this many values, bounded before parsing by
+  counting separators (so memory stays bounded): `INPUT_TOO_MANY_RECORDS`.
 - `MAX_RULE_DEPTH`: a rule expression nests at most this deep (`not not ...`, a chain of
   `+`, nested `{...}` or `if`): `RULE_TOO_DEEP`, at the expression that goes too deep.
 """
@@ -42,6 +43,9 @@ MAX_STRING_CHARS: Final = 1_000_000
 MAX_NUMBER_DIGITS: Final = 1_000
 MAX_EXPONENT: Final = 1_000
 MAX_RECORDS: Final = 5_000_000
+# Values (records, objects, arrays, scalars) one document may hold, bounded before parsing
+# by counting separators: parsing and graph building cost about 1 KB per value.
+MAX_VALUES: Final = 2_000_000
 MAX_RULE_DEPTH: Final = 100
 
 # How a path is shown in a message: a 5,000-character name is cut.
@@ -169,6 +173,26 @@ def _check_size(path: Path, size: int) -> None:
             f"{MAX_FILE_BYTES} bytes",
             reason=f"{size} bytes, more than the limit of {MAX_FILE_BYTES}",
         )
+
+
+def too_many_values(raw: bytes, file: str, *, yaml: bool = False) -> RulecheckError | None:
+    """`INPUT_TOO_MANY_RECORDS` (exit 1) when `raw` may hold more than `MAX_VALUES` values.
+
+    Every value but the first follows a `,`, opens with `[` or `{`, or (in YAML) follows a
+    `:`, a `-` or a line end; counting them is C-fast and never undercounts, so a document
+    is refused before it is parsed into millions of objects.
+    """
+    bound = raw.count(b",") + raw.count(b"[") + raw.count(b"{") + 1
+    if yaml:
+        bound += raw.count(b":") + raw.count(b"-") + raw.count(b"\n")
+    if bound <= MAX_VALUES:
+        return None
+    diagnostic = Diagnostic(
+        "INPUT_TOO_MANY_RECORDS",
+        f"the document may hold more than {MAX_VALUES} values, the limit per document",
+        Location(file),
+    )
+    return RulecheckError([diagnostic], ExitCode.REFUSED)
 
 
 def number_too_large(digits: str, exponent: int) -> str | None:

@@ -285,3 +285,21 @@ def test_a_fifo_as_the_answers_index_or_an_answer_is_refused(tmp_path: Path) -> 
     done = _rulecheck("answers", str(real_index), "--format", "json")
     assert done.returncode in (1, 2) and "INPUT_NOT_REGULAR" in done.stdout, done.stdout
     assert "INTERNAL_ERROR" not in done.stdout
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".yaml"])
+def test_a_document_with_more_values_than_the_limit_is_refused_before_parsing(
+    tmp_path: Path, suffix: str
+) -> None:
+    from engine.limits import MAX_VALUES
+
+    path = tmp_path / f"many{suffix}"
+    if suffix == ".yaml":
+        path.write_bytes(b"items: [" + b"0," * (MAX_VALUES + 1) + b"0]\n")
+    elif suffix == ".jsonl":
+        path.write_bytes(b'{"id": "o", "sku": "A1", "quantity": 1}\n' * (MAX_VALUES // 3 + 1))
+    else:
+        path.write_bytes(b"[" + b"{}," * (MAX_VALUES // 2 + 1) + b"{}]")
+    started = time.monotonic()
+    _typed(CliRun(evaluate_args(_ROLE[suffix], path)), "INPUT_TOO_MANY_RECORDS")
+    assert time.monotonic() - started < 5

@@ -17,7 +17,7 @@ from typing import Any
 from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_RECORDS, read_input
+from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 
@@ -140,6 +140,9 @@ def load_document(name: str, path: Path, kind: str) -> Document:
         )
     if kind == "json":
         return Document(name, file, kind, loads_strict(raw, file), raw)
+    too_many = too_many_values(raw, file) if len(raw) > MAX_VALUES else None
+    if too_many is not None:
+        raise too_many
     if raw.count(b"\n") >= MAX_RECORDS:  # C-fast; blank lines count, which only errs safe
         diagnostic = Diagnostic(
             "INPUT_TOO_MANY_RECORDS",

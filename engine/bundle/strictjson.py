@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_NESTING, MAX_STRING_CHARS, read_input
+from engine.limits import MAX_NESTING, MAX_STRING_CHARS, MAX_VALUES, read_input, too_many_values
 
 __all__ = [
     "SourceMap",
@@ -174,6 +174,9 @@ def loads_strict(raw: bytes, source: str) -> Any:
                 hint="save the file as utf-8 without a byte-order mark",
             )
         )
+    too_many = too_many_values(raw, source) if len(raw) > MAX_VALUES else None
+    if too_many is not None:
+        raise too_many
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

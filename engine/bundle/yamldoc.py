@@ -19,7 +19,14 @@ from cerberus import TypeDefinition, Validator
 from engine.bundle.cerberus_fast import compile_cerberus
 from engine.bundle.schemac import Validator as Validator_
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_NESTING, MAX_NUMBER_DIGITS, MAX_STRING_CHARS, read_input
+from engine.limits import (
+    MAX_NESTING,
+    MAX_NUMBER_DIGITS,
+    MAX_STRING_CHARS,
+    MAX_VALUES,
+    read_input,
+    too_many_values,
+)
 from engine.resources import shipped
 
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -224,6 +231,9 @@ def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
 
 def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]:
     """Parse the bytes of one strict YAML document (see `read_yaml`); exit 1 when malformed."""
+    too_many = too_many_values(raw, file, yaml=True) if len(raw) > MAX_VALUES // 4 else None
+    if too_many is not None:
+        raise too_many
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
