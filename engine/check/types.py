@@ -441,7 +441,10 @@ class TypeChecker:
             return TEXT
         found: list[Type] = []
         for kind in target.kinds:
-            attrs = {a.name.text: a for a in self.symbols.kinds[kind].attrs}
+            declared = self.symbols.kinds.get(kind)
+            if declared is None:  # an edge to an undeclared kind, reported at the edge
+                return ANY
+            attrs = {a.name.text: a for a in declared.attrs}
             if node.name not in attrs:
                 self.error(
                     "UNKNOWN_ATTRIBUTE",
