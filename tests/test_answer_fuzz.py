@@ -135,14 +135,15 @@ def _pointers(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     if isinstance(doc, dict | list):
         for key, value in doc.items() if isinstance(doc, dict) else enumerate(doc):
-            pointer = f"{prefix}/{key}"
+            token = str(key).replace("~", "~0").replace("/", "~1")  # RFC 6901
+            pointer = f"{prefix}/{token}"
             found.append((pointer, value))
             found += _pointers(value, pointer)
     return found
 
 
 def _parent(doc: Any, pointer: str) -> tuple[Any, str]:
-    *parents, last = pointer[1:].split("/")
+    *parents, last = (part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/"))
     target = doc
     for part in parents:
         target = target[int(part)] if isinstance(target, list) else target[part]
