@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -118,6 +118,23 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+def _refuse_output_over_inputs(
+    out: Path | None, rules: Sequence[Path], bundle: Path | None = None
+) -> None:
+    """Exit 2 before any work when `--out` names a rule file the run reads or a path
+    inside the bundle it checks: a report must never overwrite what it was made from."""
+    if out is None:
+        return
+    from engine.limits import output_conflict
+    from engine.syntax.load import rule_paths
+
+    conflict = output_conflict(
+        out, inputs=rule_paths(list(rules)), folders=[bundle] if bundle is not None else []
+    )
+    if conflict is not None:
+        raise conflict
+
+
 def _write_output(path: Path, text: str) -> None:
     """Write a report or lock the user asked for; a path that cannot be written exits 2."""
     try:
@@ -190,6 +207,7 @@ def freeze(paths: tuple[Path, ...], out: Path, output_format: str) -> int:
     from engine.freeze.lock import dump_lock
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(paths))
     hashed = load_ruleset(_default_paths(paths)).hashed
     _write_output(out, dump_lock(hashed))
     count = len(hashed.declarations)
@@ -452,6 +470,7 @@ def check(
     """
     from engine.evaluate.protocol import find_protocol
 
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules)
     protocol = find_protocol(program, bundle, protocol_name)
     markdown = output_format == "markdown"
@@ -540,6 +559,7 @@ def blind(bundle: Path, out: Path, rules: tuple[Path, ...], output_format: str) 
     from engine.evaluate.program import compile_program
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     checker = AnswerChecker(compile_program(load_ruleset(_default_paths(rules))))
     written = write_blind_view(load_bundle(bundle, checker), out)
     text = f"wrote {len(written)} blinded answers to {out}\n"

@@ -118,3 +118,36 @@ def test_a_refused_campaign_says_which_rules_its_admission_gates_lacked(tmp_path
     assert "GATE_FAILED: execution_valid" in run.stdout
     assert "failed because these did not hold: " in run.stdout
     assert "manifest_model_is_pinned" in run.stdout
+
+
+def test_an_out_inside_the_bundle_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    manifest = campaign / "manifest.yaml"
+    before = manifest.read_bytes()
+    run = CliRun(["check", str(campaign), "--out", str(manifest), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    assert [d["code"] for d in run.data["diagnostics"]] == ["OUTPUT_IS_INPUT"]
+    assert manifest.read_bytes() == before
+
+
+def test_a_fixed_bundle_file_linked_from_outside_is_refused(tmp_path: Path) -> None:
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    outside = tmp_path / "receipts.jsonl"
+    shutil.move(campaign / "receipts.jsonl", outside)
+    os.symlink(outside, campaign / "receipts.jsonl")
+    run = CliRun(["check", str(campaign), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 1
+    assert [d["code"] for d in run.data["diagnostics"]] == ["BUNDLE_PATH_OUTSIDE"]
+
+
+def test_a_lock_cannot_be_frozen_over_a_rule_file(tmp_path: Path) -> None:
+    rules = tmp_path / "r.rules"
+    rules.write_text('ruleset r version "1"\nconst x = 1\n', encoding="utf-8")
+    run = CliRun(["freeze", str(rules), "--out", str(rules), "--format", "json"])
+    assert run.exit_code == 2
+    assert [d["code"] for d in run.data["diagnostics"]] == ["OUTPUT_IS_INPUT"]
+    assert rules.read_text(encoding="utf-8").startswith("ruleset r")

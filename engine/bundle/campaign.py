@@ -27,6 +27,7 @@ from engine.bundle.yamldoc import load_yaml_document
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.answer import AnswerChecker, AnswerJob, AnswerReport
 from engine.evaluate.batch import check_answers
+from engine.limits import read_input, too_many_values
 
 MANIFEST = "manifest.yaml"
 TASKS = "tasks.yaml"
@@ -58,20 +59,41 @@ def inside(root: Path, relative: Any) -> Path | None:
     return paths.inside(root, relative, strict_segments=True)
 
 
+def _bundle_file(root: Path, name: str, problems: list[Diagnostic]) -> Path | None:
+    """A file the bundle must hold, inside it (a link out of the bundle is refused)."""
+    shown = root / name
+    path = inside(root, name)
+    if path is None:
+        message = f"`{name}` leads outside the bundle"
+        problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(str(shown))))
+        return None
+    if not path.is_file():
+        message = f"the bundle has no `{name}`"
+        problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(str(shown))))
+        return None
+    return path
+
+
 def _json_lines(
     root: Path, name: str, schema: str, problems: list[Diagnostic]
 ) -> tuple[list[Any], tuple[tuple[int, bytes], ...]]:
     """The valid records of a JSON Lines file, and each one's physical line and bytes."""
-    path = root / name
-    if not path.is_file():
-        problems.append(
-            Diagnostic("BUNDLE_FILE_MISSING", f"the bundle has no `{name}`", Location(str(path)))
-        )
+    path = _bundle_file(root, name, problems)
+    if path is None:
+        return [], ()
+    try:
+        raw_file = read_input(path)
+    except RulecheckError as error:
+        problems += error.diagnostics
+        return [], ()
+    crowded = too_many_values(raw_file, str(path))
+    if crowded is not None:
+        problems += crowded.diagnostics
         return [], ()
     records: list[Any] = []
     lines: list[tuple[int, bytes]] = []
     validate = compiled_schema(schema)
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    for number, raw in enumerate(raw_file.split(b"\n"), start=1):
         if not raw.strip():
             continue
         source = f"{path}:{number}"
@@ -103,11 +125,8 @@ def _json_lines(
 
 
 def _yaml(root: Path, name: str, schema: str, code: str, problems: list[Diagnostic]) -> Any:
-    path = root / name
-    if not path.is_file():
-        problems.append(
-            Diagnostic("BUNDLE_FILE_MISSING", f"the bundle has no `{name}`", Location(str(path)))
-        )
+    path = _bundle_file(root, name, problems)
+    if path is None:
         return None
     try:
         return load_yaml_document(path, schema, code)
@@ -119,12 +138,12 @@ def _yaml(root: Path, name: str, schema: str, code: str, problems: list[Diagnost
 def _truth(root: Path, tasks: Any, problems: list[Diagnostic]) -> dict[str, Any]:
     obligations: list[dict[str, Any]] = []
     for task in (tasks or {}).get("tasks", []):
-        path = root / "truth" / f"{task['task_id']}.yaml"
+        path = inside(root, f"truth/{task['task_id']}.yaml") or root / "truth" / "?"
         if not path.is_file():
             problems.append(
                 Diagnostic(
                     "BUNDLE_FILE_MISSING",
-                    f"task `{task['task_id']}` has no frozen truth `truth/{path.name}`",
+                    f"task `{task['task_id']}` has no frozen truth `truth/{task['task_id']}.yaml`",
                     Location(str(path)),
                 )
             )
@@ -204,7 +223,7 @@ def answer_final(root: Path, answer: Any) -> Any:
     """The `final` object of an answer file, or None if there is none to show raters."""
     path = inside(root, answer)
     try:
-        document = loads_strict(path.read_bytes(), str(path)) if path is not None else None
+        document = loads_strict(read_input(path), str(path)) if path is not None else None
     except (OSError, RulecheckError):
         return None
     final = document.get("final") if isinstance(document, dict) else None

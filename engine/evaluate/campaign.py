@@ -29,6 +29,7 @@ from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.program import Evaluation, Program
 from engine.graph.build import build_graph
+from engine.limits import read_input
 
 CAMPAIGN_GRAPH = "campaign"
 ADMISSION_GATE = "execution_valid"
@@ -138,7 +139,7 @@ def _index(head: str, records: list[Any]) -> bool:
 
 def _yaml_location(path: Path, pointer: str) -> Location:
     try:
-        _value, root = parse_yaml(path.read_bytes(), str(path), "BUNDLE")
+        _value, root = parse_yaml(read_input(path), str(path), "BUNDLE")
     except (OSError, RulecheckError):  # pragma: no cover - the loader has just read it
         return Location(str(path), pointer=pointer)
     positions = yaml_positions(root)

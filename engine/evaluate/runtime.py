@@ -124,12 +124,29 @@ def navigate(edges: dict[Any, Any], target: Any, label: str) -> Any:
 
 
 def hashable(value: Any) -> Any:
-    """A hashable stand-in for lists and maps (for membership and uniqueness)."""
-    if isinstance(value, list):
-        return tuple(hashable(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, hashable(v)) for k, v in value.items()))
-    return value
+    """A hashable stand-in for lists and maps (for membership and uniqueness). Iterative:
+    a value nested deeper than Python's stack is data, not a crash."""
+    if not isinstance(value, list | dict):
+        return value
+    built: dict[int, Any] = {}
+
+    def part(item: Any) -> Any:
+        return built[id(item)] if isinstance(item, list | dict) else item
+
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, children_built = stack.pop()
+        if children_built:
+            built[id(item)] = (
+                tuple(part(v) for v in item)
+                if isinstance(item, list)
+                else tuple(sorted((k, part(v)) for k, v in item.items()))
+            )
+            continue
+        stack.append((item, True))
+        children = item if isinstance(item, list) else item.values()
+        stack += [(c, False) for c in children if isinstance(c, list | dict)]
+    return built[id(value)]
 
 
 def eq(a: Any, b: Any) -> bool:
