@@ -193,20 +193,17 @@ def _deep_answer(levels: int) -> str:
     return f'{{"question": "Q1", "model": {model}, "tokens": 1, "passed": true}}\n'
 
 
+def _check_accepted(eval_bundle: Path) -> CliRun:
+    """`rulecheck check` of the copied accepted bundle under its own rules, as JSON."""
+    accepted, rules = eval_bundle / "accepted", eval_bundle / "eval.rules"
+    return CliRun(["check", str(accepted), "--rules", str(rules), "--format", "json"])
+
+
 @pytest.mark.parametrize("levels", [490, 5_000])
 def test_deep_json_in_an_enum_checked_field_is_too_deep(eval_bundle: Path, levels: int) -> None:
     answers = eval_bundle / "accepted" / "answers.jsonl"
     answers.write_text(_deep_answer(levels), encoding="utf-8")
-    run = CliRun(
-        [
-            "check",
-            str(eval_bundle / "accepted"),
-            "--rules",
-            str(eval_bundle / "eval.rules"),
-            "--format",
-            "json",
-        ]
-    )
+    run = _check_accepted(eval_bundle)
     _typed(run, "INPUT_TOO_DEEP")
     [diagnostic] = [d for d in run.data["diagnostics"] if d["code"] == "INPUT_TOO_DEEP"]
     assert diagnostic["location"]["line"] == 1
@@ -215,16 +212,7 @@ def test_deep_json_in_an_enum_checked_field_is_too_deep(eval_bundle: Path, level
 def test_json_at_the_nesting_limit_is_checked_not_crashed(eval_bundle: Path) -> None:
     answers = eval_bundle / "accepted" / "answers.jsonl"
     answers.write_text(_deep_answer(199), encoding="utf-8")
-    run = CliRun(
-        [
-            "check",
-            str(eval_bundle / "accepted"),
-            "--rules",
-            str(eval_bundle / "eval.rules"),
-            "--format",
-            "json",
-        ]
-    )
+    run = _check_accepted(eval_bundle)
     _typed(run, "DOCUMENT_SCHEMA")
 
 
