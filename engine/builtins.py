@@ -200,6 +200,62 @@ BUILTINS: tuple[Builtin, ...] = (
         "schema_sha256",
     ),
     Builtin(
+        "concat",
+        None,
+        "concat(t, ...)",
+        "text",
+        "the texts joined in order (anything but text is an evaluation error)",
+        "concat",
+    ),
+    Builtin(
+        "head",
+        2,
+        "head(text, n)",
+        "text",
+        "the first `n` characters of a text (all of it when shorter)",
+        "head",
+    ),
+    Builtin(
+        "seeded_key",
+        3,
+        "seeded_key(seed, label, item)",
+        "text",
+        "the sha256 (64 hex digits) of the UTF-8 text `seed`, `label` and `item` joined by "
+        "U+001F: the key `seeded_order` sorts by, for IDs anyone can re-derive",
+        "seeded_key",
+    ),
+    Builtin(
+        "json_at",
+        2,
+        "json_at(path, pointer)",
+        "any",
+        "the value at the JSON `pointer` of the bundle's JSON file at the relative `path` "
+        "(parsed strictly, once); null when the file is absent, leaves the bundle, does not "
+        "parse or has nothing at `pointer`",
+        "json_at",
+        context=True,
+    ),
+    Builtin(
+        "json_sha256",
+        1,
+        "json_sha256(value)",
+        "text",
+        "the sha256 of the canonical JSON of a value followed by a newline: the bytes of a "
+        "canonical JSON file holding it (an exact number that is not whole is an error)",
+        "json_sha256",
+    ),
+    Builtin(
+        "check",
+        3,
+        "check(PROTOCOL, files, given)",
+        "map",
+        "protocol `PROTOCOL` checked inside this bundle: `files` maps each of its documents to "
+        "a bundle path, `given` each `given` document to its value; a map of `checked`, "
+        "`passed` and `findings` (each with `code`, `document`, `pointer`, `message`)",
+        "nested_check",
+        context=True,
+    ),
+    Builtin(
         "passed",
         1,
         "passed(RULE)",

@@ -119,6 +119,18 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("SCHEMA_UNREADABLE", "a document's schema file cannot be read"),
             ("SCHEMA_INVALID", "a document's schema is not a JSON Schema the engine compiles"),
             (
+                "WITHIN_MISMATCH",
+                "a `within KIND` kind's records do not step (`/*`) through KIND's records",
+            ),
+            (
+                "DERIVED_READS_RULE",
+                "the table of a derived document reads a rule (`passed(...)`)",
+            ),
+            (
+                "DERIVED_READS_LATER",
+                "the table of a derived document reads records derived with or after it",
+            ),
+            (
                 "PROTOCOL_ENTRY_OFF_GRAPH",
                 "a protocol's admission, verdict or report does not run on its graph",
             ),
@@ -192,7 +204,15 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("BUNDLE_PATH_OUTSIDE", "a document's path leads outside the bundle (a link)"),
             ("DOCUMENT_SCHEMA", "a document (or a JSON Lines record) breaks its schema"),
             ("PROTOCOL_FILE", "a bundle's `rulecheck.yaml` is malformed"),
-            ("USAGE_PROTOCOL", "the rules declare no protocol of that name (exit 2)"),
+            (
+                "DERIVED_VALUE",
+                "a cell of a derived document's table cannot be evaluated or written as JSON",
+            ),
+            (
+                "USAGE_PROTOCOL",
+                "the rules declare no protocol of that name, or it runs only inside another "
+                "(exit 2)",
+            ),
             ("PROTOCOL_MISMATCH", "the bundle's `rulecheck.yaml` names another protocol"),
             (
                 "PROTOCOL_RULESET_MISMATCH",

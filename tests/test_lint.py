@@ -73,7 +73,34 @@ CASES = (
         "`../items.jsonl` is not a path inside the bundle",
         9,
         3,
-        "write a relative path with `/` between names, no `..`, `.` or empty segment",
+        "write a relative path with `/` between names, no `..`, `.` or empty segment "
+        "(`*` may stand for any run of characters in the file name)",
+    ),
+    Case(
+        "within_mismatch",
+        "WITHIN_MISMATCH",
+        "`within file`: the records `/items` of `docs` do not step (`/*`) through the records "
+        "of kind `file`",
+        7,
+        3,
+        'kind `file` takes its records from: docs ""',
+    ),
+    Case(
+        "derived_reads_rule",
+        "DERIVED_READS_RULE",
+        "table `flags` of derived document `tags` reads rule `small`",
+        16,
+        3,
+        "a derived document's table reads kinds, metrics and constants only",
+    ),
+    Case(
+        "derived_reads_later",
+        "DERIVED_READS_LATER",
+        "table `flags` of derived document `tags` reads kind `tag`, whose records are not "
+        "derived yet when it runs",
+        16,
+        3,
+        "a table reads the documents derived before its own, never its own or later ones",
     ),
     Case(
         "protocol_document_missing",

@@ -17,6 +17,7 @@ from typing import Any
 from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.freeze.canonical import canonical_json
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
@@ -41,11 +42,36 @@ class Document:
     record_lines: tuple[tuple[int, bytes], ...] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     yaml_unquoted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # A document of many files (`truth/*.yaml`): one per file, in path order; `value` is
+    # the list of their values and `raw` the canonical list of their paths and sha256.
+    members: tuple[Document, ...] = ()
+    relative: str = ""  # the path inside the bundle, for a member
 
     @property
     def sha256(self) -> str:
         """The sha256 of the bytes the document was parsed from."""
         return hashlib.sha256(self.raw).hexdigest()
+
+    def locate(self, pointer: str) -> Location:
+        """Where the value at `pointer` was written: its file, line and column, and the
+        pointer into that file (for a document of many files, into the member's file)."""
+        if self.members:
+            head, slash, rest = pointer.lstrip("/").partition("/")
+            if head.isdigit() and int(head) < len(self.members):
+                return self.members[int(head)].locate(slash + rest)
+            return Location(self.file, pointer=pointer)
+        line, column = self.position(pointer)
+        return Location(self.file, line, column, pointer=pointer)
+
+    def member_unquoted(self) -> Mapping[str, tuple[str, str]]:
+        """`yaml_unquoted` of the document as the rules read it (members under `/N`)."""
+        if not self.members:
+            return self.yaml_unquoted
+        return {
+            f"/{index}{pointer}": found
+            for index, member in enumerate(self.members)
+            for pointer, found in member.yaml_unquoted.items()
+        }
 
     def position(self, pointer: str) -> tuple[int | None, int | None]:
         """The line and column where the value at `pointer` was written, when known."""
@@ -171,3 +197,11 @@ def load_document(name: str, path: Path, kind: str) -> Document:
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     return Document(name, file, kind, records, raw, record_lines=tuple(lines))
+
+
+def document_of_files(name: str, pattern: str, kind: str, members: list[Document]) -> Document:
+    """One document of many files (`truth/*.yaml`): the members in the order given."""
+    listing = [{"path": m.relative, "sha256": m.sha256} for m in members]
+    raw = canonical_json(listing)
+    value = [m.value for m in members]
+    return Document(name, pattern, kind, value, raw, members=tuple(members))

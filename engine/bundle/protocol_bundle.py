@@ -8,13 +8,17 @@ every problem of every file is reported together.
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
+import functools
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.bundle import paths
-from engine.bundle.documents import Document, load_document
+from engine.bundle.documents import Document, document_of_files, load_document
 from engine.bundle.schemac import Validator
 from engine.bundle.strictjson import locate
 from engine.check.protocols import load_schema, schema_path
@@ -58,47 +62,121 @@ def load_protocol_bundle(root: Path, protocol: ast.ProtocolDecl) -> ProtocolBund
     schemas: dict[str, str] = {}
     problems: list[Diagnostic] = []
     for clause in protocol.documents:
-        path = paths.inside(root, clause.path, strict_segments=True)
-        shown = str(root / clause.path)
-        if path is None:
-            message = f"document `{clause.name.text}` at `{clause.path}` leaves the bundle"
-            problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
+        if not clause.from_file:
             continue
-        if not path.exists():
-            if not clause.optional:
-                message = f"the bundle has no `{clause.path}` (document `{clause.name.text}`)"
-                problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
-            continue
-        try:
-            document = load_document(clause.name.text, root / clause.path, clause.format.text)
-        except RulecheckError as error:
-            problems += error.diagnostics
+        document = _read_clause(root, clause, problems)
+        if document is None:
             continue
         documents[clause.name.text] = document
         schema = _schema(clause, problems)
         if schema is not None:
             digest, validate = schema
             schemas[clause.name.text] = digest
-            problems += _schema_problems(document, validate)
+            for member in document.members or (document,):
+                problems += schema_problems(member, validate)
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     return ProtocolBundle(root, protocol, documents, schemas)
 
 
-def _schema(clause: ast.DocumentClause, problems: list[Diagnostic]) -> tuple[str, Validator] | None:
-    path = schema_path(clause)
+def _read_clause(
+    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic]
+) -> Document | None:
+    """The document of one clause (of every file its pattern matches), or None, with every
+    problem added to `problems`."""
+    name = clause.name.text
+    if clause.glob:
+        return _read_files(root, clause, problems)
+    path = paths.inside(root, clause.path, strict_segments=True)
+    shown = str(root / clause.path)
     if path is None:
+        message = f"document `{name}` at `{clause.path}` leaves the bundle"
+        problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
+        return None
+    if not path.exists():
+        if not clause.optional:
+            message = f"the bundle has no `{clause.path}` (document `{name}`)"
+            problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
         return None
     try:
-        raw, validate = load_schema(path)
-    except (OSError, ValueError, RecursionError):
-        message = f"the schema `{clause.schema}` changed since the rules were checked"
-        problems.append(Diagnostic("SCHEMA_UNREADABLE", message, Location(str(path))))
+        return load_document(name, root / clause.path, clause.format.text)
+    except RulecheckError as error:
+        problems += error.diagnostics
         return None
+
+
+def _read_files(
+    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic]
+) -> Document | None:
+    """A document of many files: every file the pattern's last segment matches in its
+    folder (hidden files never), in path order. None matching is an error unless the
+    document is optional; an empty list is still a document."""
+    folder, _, pattern = clause.path.rpartition("/")
+    name = clause.name.text
+    shown = str(root / clause.path)
+    base = paths.inside(root, folder, strict_segments=True) if folder else root
+    if base is None:
+        message = f"document `{name}` at `{clause.path}` leaves the bundle"
+        problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
+        return None
+    try:
+        names = sorted(n for n in os.listdir(base) if fnmatch.fnmatchcase(n, pattern))
+    except OSError:
+        names = []
+    members = []
+    for entry in (n for n in names if not n.startswith(".")):
+        relative = f"{folder}/{entry}" if folder else entry
+        if paths.inside(root, relative, strict_segments=True) is None:
+            message = f"`{relative}` (document `{name}`) is a link that leads outside the bundle"
+            problems.append(
+                Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(str(root / relative)))
+            )
+            continue
+        try:
+            member = load_document(name, root / relative, clause.format.text)
+        except RulecheckError as error:
+            problems += error.diagnostics
+            continue
+        members.append(dataclasses.replace(member, relative=relative))
+    if not names and not clause.optional:
+        message = f"no file of the bundle matches `{clause.path}` (document `{name}`)"
+        problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
+        return None
+    return document_of_files(name, shown, clause.format.text, members)
+
+
+def _schema(clause: ast.DocumentClause, problems: list[Diagnostic]) -> tuple[str, Validator] | None:
+    try:
+        return schema_validator(clause)
+    except ValueError:
+        message = f"the schema `{clause.schema}` changed since the rules were checked"
+        problems.append(
+            Diagnostic("SCHEMA_UNREADABLE", message, Location(str(schema_path(clause))))
+        )
+        return None
+
+
+def schema_validator(clause: ast.DocumentClause) -> tuple[str, Validator] | None:
+    """The sha256 and compiled validator of a document's schema (compiled once per
+    process); None when the document declares none.
+
+    Raises:
+        ValueError: when the schema can no longer be read or compiled.
+    """
+    path = schema_path(clause)
+    return None if path is None else _compiled_schema(str(path))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_schema(path: str) -> tuple[str, Validator]:
+    try:
+        raw, validate = load_schema(Path(path))
+    except (OSError, ValueError, RecursionError) as error:
+        raise ValueError(f"the schema `{path}` cannot be read: {error}"[:300]) from None
     return hashlib.sha256(raw).hexdigest(), validate
 
 
-def _schema_problems(document: Document, validate: Validator) -> list[Diagnostic]:
+def schema_problems(document: Document, validate: Validator) -> list[Diagnostic]:
     """Every schema violation, located: a JSON Lines document is checked record by record."""
     if document.format == "jsonl":
         found = []
@@ -117,8 +195,7 @@ def _schema_problems(document: Document, validate: Validator) -> list[Diagnostic
 
 
 def _where(document: Document, pointer: str) -> Location:
-    line, column = document.position(pointer)
-    return Location(document.file, line, column, pointer=pointer)
+    return document.locate(pointer)
 
 
 def read_protocol_file(root: Path) -> dict[str, Any] | None:

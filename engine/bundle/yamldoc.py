@@ -220,6 +220,32 @@ def _cerberus_errors(
                 yield (*path, key), str(entry)
 
 
+def cerberus_validator(schema: dict[str, Any]) -> Validator_:
+    """A validator with the interface of a compiled JSON Schema (value -> every violation
+    as pointer, keyword and message) for a cerberus schema, every field required.
+
+    Raises:
+        ValueError: when `schema` is not a cerberus schema (cerberus's SchemaError).
+    """
+    fast = compile_cerberus(schema)
+    try:
+        validator = StrictValidator(schema, require_all=True)
+    except Exception as error:  # cerberus raises its own SchemaError for a bad schema
+        raise ValueError(f"not a cerberus schema: {error}"[:300]) from None
+
+    def validate(value: Any) -> list[tuple[str, str, str]]:
+        if not isinstance(value, dict):
+            return [("", "type", "the document must be a mapping")]
+        if not fast(value) or validator.validate(value):
+            return []
+        return [
+            (_pointer(path), "cerberus", f"`{_pointer(path)}`: {message}")
+            for path, message in _cerberus_errors(validator.errors)
+        ]
+
+    return validate
+
+
 def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
     """Read and parse one strict YAML document: the data and its node tree (for positions).
 

@@ -10,7 +10,7 @@ import networkx as nx
 
 from engine.check.decisions import check_decision, gates_read
 from engine.check.graphs import rule_graphs
-from engine.check.protocols import entries_off_graph
+from engine.check.protocols import derived_problems, entries_off_graph
 from engine.check.symbols import SymbolTable, build_symbols, location
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
@@ -76,6 +76,7 @@ def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
         diagnostics += usage_warnings(symbols, infos, graphs, failed)
         for protocol in symbols.of_type(ast.ProtocolDecl).values():
             diagnostics += entries_off_graph(protocol, graphs)
+            diagnostics += derived_problems(protocol, symbols, infos)
     unique = list(dict.fromkeys(diagnostics))
     return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)), graphs)
 

@@ -14,8 +14,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+import yaml
 
 from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
+from engine.bundle.yamldoc import cerberus_validator
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.limits import InputRefused, read_input
@@ -42,16 +46,25 @@ def schema_path(document: ast.DocumentClause) -> Path | None:
 
 
 def load_schema(path: Path) -> tuple[bytes, Validator]:
-    """The bytes and compiled validator of a protocol's schema file.
+    """The bytes and compiled validator of a protocol's schema file: a JSON Schema
+    (`.json`), or a cerberus schema (`.yaml`, `.yml`; every field required).
 
     Raises:
         OSError: when the file cannot be read.
-        ValueError: when it is not a JSON object or not a schema the engine can compile.
+        ValueError: when it is not a schema the engine can compile.
     """
     try:
         raw = read_input(path)  # never a FIFO or device, never beyond the size limit
     except InputRefused as error:  # its reason, without the "cannot read `PATH`: " head
         raise OSError(0, error.reason) from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            schema = yaml.safe_load(raw.decode("utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as error:
+            raise ValueError(f"not YAML: {error}"[:300]) from None
+        if not isinstance(schema, dict):
+            raise ValueError("a cerberus schema is a mapping of field names to rules")
+        return raw, cerberus_validator(schema)
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")
@@ -116,6 +129,11 @@ def _check_documents(
             message = f"document `{text}` is declared twice in protocol `{name}`"
             facts.diagnostics.append(_error("DUPLICATE_NAME", message, document.name.span, name))
         seen.add(text)
+        if document.table is not None:
+            _check_derived(document, symbols, name, facts)
+            continue
+        if document.given:
+            continue
         if document.format.text not in FORMATS:
             message = f"document `{text}` has format `{document.format.text}`"
             hint = f"a format is one of {', '.join(FORMATS)}"
@@ -124,7 +142,10 @@ def _check_documents(
             )
         if not _bundle_path(document.path):
             message = f"`{document.path}` is not a path inside the bundle"
-            hint = "write a relative path with `/` between names, no `..`, `.` or empty segment"
+            hint = (
+                "write a relative path with `/` between names, no `..`, `.` or empty segment "
+                "(`*` may stand for any run of characters in the file name)"
+            )
             facts.diagnostics.append(_error("INVALID_PATH", message, document.span, name, hint))
         _check_schema(document, name, facts)
     if graph is None:
@@ -137,6 +158,27 @@ def _check_documents(
         facts.diagnostics.append(
             _error("PROTOCOL_DOCUMENT_MISSING", message, decl.name.span, name, hint)
         )
+
+
+def _check_derived(
+    document: ast.DocumentClause, symbols: SymbolTable, protocol: str, facts: ProtocolFacts
+) -> None:
+    """`document NAME from table T`: T is a table (what it may read is checked with the graphs)."""
+    table = document.table
+    assert table is not None
+    found = symbols.declarations.get(table.text)
+    if isinstance(found, ast.TableDecl):
+        facts.references.add(table.text)
+        return
+    if found is None:
+        tables = [n for n, d in symbols.declarations.items() if isinstance(d, ast.TableDecl)]
+        message = f"unknown table `{table.text}`"
+        hint = did_you_mean(table.text, tables)
+        facts.diagnostics.append(_error("UNKNOWN_NAME", message, table.span, protocol, hint))
+        return
+    what = ast.declaration_kind(found)
+    message = f"a derived document comes from a table; `{table.text}` is a {what}"
+    facts.diagnostics.append(_error("TYPE_MISMATCH", message, table.span, protocol))
 
 
 def _check_schema(document: ast.DocumentClause, protocol: str, facts: ProtocolFacts) -> None:
@@ -200,7 +242,8 @@ def entries_off_graph(
         return []
     graph = decl.graph[0].text
     problems = []
-    for ident in (*decl.admission, *decl.verdict, *decl.report):
+    derived = tuple(d.table for d in decl.documents if d.table is not None)
+    for ident in (*decl.admission, *decl.verdict, *decl.report, *derived):
         runs_on = graphs.get(ident.text)
         if runs_on is not None and graph not in runs_on:
             where = ", ".join(f"`{g}`" for g in sorted(runs_on)) or "no graph"
@@ -209,10 +252,85 @@ def entries_off_graph(
     return problems
 
 
+def derived_problems(
+    decl: ast.ProtocolDecl, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]
+) -> list[Diagnostic]:
+    """The derived documents whose table reads what is not there yet when it runs.
+
+    The tables run in the order the documents are declared, each on the graph of the
+    documents read from files and those derived before it. So a table reads no rule (no
+    `passed(...)`: the rules run once, on the whole graph) and no kind whose records come
+    from its own document or one derived after it.
+    """
+    problems = []
+    derived = [d for d in decl.documents if d.table is not None]
+    for index, document in enumerate(derived):
+        assert document.table is not None
+        later = {d.name.text for d in derived[index:]}
+        unready = {
+            kind
+            for kind, k in symbols.kinds.items()
+            if any(r.document.text in later for r in k.records)
+        }
+        table, name = document.table.text, document.name.text
+        rules, kinds = _reads(table, symbols, infos)
+        for rule in sorted(rules):
+            message = f"table `{table}` of derived document `{name}` reads rule `{rule}`"
+            hint = "a derived document's table reads kinds, metrics and constants only"
+            problems.append(
+                _error("DERIVED_READS_RULE", message, document.span, decl.name.text, hint)
+            )
+        for kind in sorted(kinds & unready):
+            message = (
+                f"table `{table}` of derived document `{name}` reads kind `{kind}`, "
+                "whose records are not derived yet when it runs"
+            )
+            hint = "a table reads the documents derived before its own, never its own or later ones"
+            problems.append(
+                _error("DERIVED_READS_LATER", message, document.span, decl.name.text, hint)
+            )
+    return problems
+
+
+class DeclInfoLike(Protocol):
+    """What `derived_problems` needs of the type checker's facts about a declaration."""
+
+    references: set[str]
+
+
+_RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl, ast.DecisionDecl)
+
+
+def _reads(
+    name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]
+) -> tuple[set[str], set[str]]:
+    """The rules and the kinds `name` reads, directly or through metrics and constants."""
+    rules: set[str] = set()
+    kinds: set[str] = set()
+    seen: set[str] = set()
+    pending = list(infos[name].references) if name in infos else []
+    while pending:
+        ref = pending.pop()
+        if ref in seen or ref == name:
+            continue
+        seen.add(ref)
+        if ref in symbols.kinds:
+            kinds.add(ref)
+        elif isinstance(symbols.declarations.get(ref), _RULES):
+            rules.add(ref)
+        elif ref in infos:
+            pending += infos[ref].references
+    return rules, kinds
+
+
 def _bundle_path(path: str) -> bool:
+    """A relative path of exact segments; `*` (any run of characters but `/`) only in the
+    file name, and never a whole hidden-file pattern such as `.*`."""
     if not path or path.startswith("/") or "\\" in path or "\0" in path:
         return False
     parts = path.split("/")
+    if any("*" in part for part in parts[:-1]) or "?" in path:
+        return False
     return all(part not in ("", ".", "..") for part in parts) and bool(PurePosixPath(path).parts)
 
 

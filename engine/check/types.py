@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.builtins import BY_NAME as BUILTINS
-from engine.check.kinds import check_kind
+from engine.check.kinds import check_kind, check_within
 from engine.check.protocols import check_protocol
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
@@ -212,6 +212,7 @@ class TypeChecker:
 
     def _check_kind(self, decl: ast.KindDecl) -> None:
         self.diagnostics += check_kind(decl)  # records pointers and `as text`
+        self.diagnostics += check_within(decl, self.symbols.kinds)
         seen: set[str] = set()
         for attr in decl.attrs:
             self.declared_type(attr.type)
@@ -563,8 +564,12 @@ class TypeChecker:
                 return NUMBER_TYPE
             case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
                 return TEXT
-            case "lock_ruleset_hash":
+            case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
                 return TEXT
+            case "json_at":
+                return ANY
+            case "check":
+                return self._nested_check(node)
             case "seeded_order":
                 if args[2].tag not in ("set", "list", "any"):
                     self.error("TYPE_MISMATCH", "`seeded_order` orders a set or list", node.span)
@@ -609,6 +614,21 @@ class TypeChecker:
                 return ANY
             case _:  # prefix, kind
                 return TEXT
+
+    def _nested_check(self, node: ast.Call) -> Type:
+        """`check(PROTOCOL, files, given)`: PROTOCOL is a text naming a declared protocol."""
+        target = node.args[0]
+        protocols = self.symbols.of_type(ast.ProtocolDecl)
+        if not (isinstance(target, ast.String) and target.value in protocols):
+            shown = target.value if isinstance(target, ast.String) else None
+            self.error(
+                "TYPE_MISMATCH",
+                "`check` takes the name of a declared protocol first, as text",
+                target.span,
+                did_you_mean(shown, protocols) if shown is not None else None,
+            )
+            return ANY
+        return Type("map", element=ANY)
 
     def _passed(self, node: ast.Call) -> Type:
         """`passed(RULE)`: the outcome of a link rule, gate or budget evaluated earlier."""

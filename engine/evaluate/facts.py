@@ -8,11 +8,13 @@ what the loader kept, never written into the user's records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.bundle import paths
+from engine.bundle.strictjson import loads_strict
 from engine.errors import RulecheckError
 from engine.limits import read_input
 
@@ -25,7 +27,12 @@ class Facts:
     ruleset_hash: str = ""
     root: Path | None = None
     records: Mapping[str, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+    # `check(PROTOCOL, files, given)`: runs a protocol on files of this bundle (None outside one)
+    nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = field(
+        default=None, compare=False, repr=False
+    )
     _read: dict[str, bytes | None] = field(default_factory=dict, compare=False, repr=False)
+    _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def file_path(self, relative: str) -> Path | None:
         """A regular file inside the bundle; None when it is absent or would leave it."""
@@ -44,6 +51,17 @@ class Facts:
             except RulecheckError:
                 self._read[relative] = None
         return self._read[relative]
+
+    def json_document(self, relative: str) -> Any:
+        """The strictly parsed JSON file inside the bundle (once); None when it is absent,
+        would leave the bundle or does not parse."""
+        if relative not in self._parsed:
+            raw = self.file_bytes(relative)
+            try:
+                self._parsed[relative] = None if raw is None else loads_strict(raw, relative)
+            except RulecheckError:
+                self._parsed[relative] = None
+        return self._parsed[relative]
 
     def file_sha256(self, relative: str) -> str | None:
         """The sha256 of a file inside the bundle; None when it is absent or outside it."""

@@ -8,13 +8,14 @@ rule, budget, gate, table and decision of the graph runs over the graph built fr
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.bundle.documents import Document
 from engine.check.symbols import did_you_mean
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.program import Evaluation, Program
@@ -71,6 +72,7 @@ def evaluate_documents(
     documents: dict[str, Document],
     optional: Collection[str] = (),
     root: Path | None = None,
+    nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
 ) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it.
 
@@ -82,24 +84,29 @@ def evaluate_documents(
     built = build_graph(
         program.graph(graph),
         {n: d.value for n, d in documents.items()},
-        {n: d.yaml_unquoted for n, d in documents.items() if d.yaml_unquoted},
+        {n: unquoted for n, d in documents.items() if (unquoted := d.member_unquoted())},
     )
     if built.problems:
-        raise RulecheckError([_located(p, documents) for p in built.problems], ExitCode.REFUSED)
+        raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
     records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
-    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records)
+    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, nested)
     evaluation = program.evaluate(graph, Context(built, facts), frozenset(documents))
     return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash)
 
 
-def _located(problem: Diagnostic, documents: dict[str, Document]) -> Diagnostic:
+def located_problems(
+    problems: Iterable[Diagnostic], documents: Mapping[str, Document]
+) -> list[Diagnostic]:
+    """Graph problems (located by document name and pointer) in their documents' files."""
+    return [_located(problem, documents) for problem in problems]
+
+
+def _located(problem: Diagnostic, documents: Mapping[str, Document]) -> Diagnostic:
     """A graph problem, located in its document's file (the builder names the document)."""
     where = problem.location
     if where is None or where.file not in documents:  # pragma: no cover - always named
         return problem
-    document = documents[where.file]
-    line, column = document.position(where.pointer or "")
-    location = Location(document.file, line, column, pointer=where.pointer)
+    location = documents[where.file].locate(where.pointer or "")
     return dataclasses.replace(problem, location=location)
 
 

@@ -149,6 +149,13 @@ class Program:
         """The link rules that read graph `graph`, in schedule order."""
         return tuple(link for link in self.links if graph in self.graphs[link.name])
 
+    def table(self, name: str) -> CompiledTable:
+        """The compiled table `name` (a KeyError when there is none)."""
+        for step in self.schedule:
+            if isinstance(step, CompiledTable) and step.decl.name.text == name:
+                return step
+        raise KeyError(name)
+
     def graph(self, name: str) -> GraphSpec:
         """The node kinds of graph `name` (computed once)."""
         if name not in self._specs:

@@ -7,14 +7,26 @@ the verdict decision and the report tables.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
+from engine.bundle.documents import Document
 from engine.bundle.protocol_bundle import ProtocolBundle, load_protocol_bundle, read_protocol_file
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.inputs import GraphResult, evaluate_documents
+from engine.evaluate.compile import Context
+from engine.evaluate.facts import Facts
+from engine.evaluate.gates import CellError, run_table
+from engine.evaluate.inputs import GraphResult, evaluate_documents, located_problems
+from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
+from engine.freeze.canonical import canonical_json
+from engine.graph.build import build_graph
 from engine.syntax import ast
 
 
@@ -100,11 +112,111 @@ def _check_pin(program: Program, root: Path, chosen: str, pinned: dict[str, str]
 
 
 def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) -> ProtocolResult:
-    """Load the bundle's documents and evaluate the protocol's graph over them."""
+    """Load the bundle's documents, derive the derived ones in order, and evaluate the
+    protocol's graph over them all."""
+    _refuse_given(protocol)
     bundle = load_protocol_bundle(root, protocol)
     optional = frozenset(d.name.text for d in protocol.documents if d.optional)
-    graph = evaluate_documents(
-        program, protocol.graph[0].text, bundle.documents, optional, root=root
-    )
+    graph_name = protocol.graph[0].text
+    documents = dict(bundle.documents)
+    nested = NestedChecker(program, root).check
+    for clause in protocol.documents:
+        if clause.table is not None:
+            documents[clause.name.text] = derive_document(
+                program, graph_name, documents, clause, (root, nested)
+            )
+    bundle = dataclasses.replace(bundle, documents=documents)
+    graph = evaluate_documents(program, graph_name, documents, optional, root, nested)
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)
+
+
+def _refuse_given(protocol: ast.ProtocolDecl) -> None:
+    """A protocol with a `given` document runs only inside another (`check(...)`)."""
+    given = [d.name.text for d in protocol.documents if d.given and not d.optional]
+    if given:
+        message = (
+            f"protocol `{protocol.name.text}` is given the document `{given[0]}` by the rules "
+            "that check it: it runs inside another protocol's bundle, through `check(...)`"
+        )
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+
+
+def derive_document(
+    program: Program,
+    graph: str,
+    documents: dict[str, Document],
+    clause: ast.DocumentClause,
+    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any]],
+) -> Document:
+    """`document NAME from table T`: T evaluated on the graph of the documents so far (the
+    checker makes sure it reads nothing else); each row becomes a record whose members are
+    the columns, as JSON values (a node as its id).
+
+    Raises:
+        RulecheckError: exit 1 when the documents so far do not hold what the kinds
+            declare, or a cell of the table cannot be evaluated (the record would be wrong).
+    """
+    assert clause.table is not None
+    built = build_graph(
+        program.graph(graph),
+        {n: d.value for n, d in documents.items()},
+        {n: unquoted for n, d in documents.items() if (unquoted := d.member_unquoted())},
+    )
+    if built.problems:
+        raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
+    records_of = {n: d.record_lines for n, d in documents.items() if d.format == "jsonl"}
+    facts = Facts(program.ruleset.hashed.ruleset_hash, where[0], records_of, where[1])
+    table = run_table(program.table(clause.table.text), Context(built, facts))
+    records: list[dict[str, Any]] = []
+    problems: list[Diagnostic] = []
+    for ids, values in table.rows:
+        record: dict[str, Any] = {}
+        for column, value in zip(table.columns, values, strict=True):
+            try:
+                record[column] = _record_value(value, built.attrs)
+            except ValueError as error:
+                problems.append(_cell_problem(clause, table.hash, ids, column, str(error)))
+        records.append(record)
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    shown = f"table {clause.table.text}"
+    return Document(clause.name.text, shown, "json", records, canonical_json(records))
+
+
+def _cell_problem(
+    clause: ast.DocumentClause, rule_hash: str, ids: tuple[str, ...], column: str, why: str
+) -> Diagnostic:
+    assert clause.table is not None
+    message = (
+        f"derived document `{clause.name.text}`: column `{column}` of table "
+        f"`{clause.table.text}` has no value: {why}"
+    )
+    where = Location(clause.span.file, clause.span.line, clause.span.column)
+    return Diagnostic(
+        "DERIVED_VALUE", message, where, rule=clause.table.text, rule_hash=rule_hash, ids=ids
+    )
+
+
+def _record_value(value: Any, nodes: dict[Any, dict[str, Any]]) -> Any:
+    """A table cell as a JSON value: exact numbers (a decimal when it has a finite decimal
+    form), a node as its id, a set as its sorted list. An error cell raises ValueError."""
+    if isinstance(value, CellError):
+        raise ValueError(value.message)
+    if value.__class__ is tuple and value in nodes:
+        return nodes[value].get("id")
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return value.numerator
+        decimal = Decimal(value.numerator) / Decimal(value.denominator)
+        if Fraction(decimal) != value:
+            raise ValueError(f"{value} has no finite decimal form")
+        return decimal
+    if isinstance(value, list | tuple):
+        return [_record_value(item, nodes) for item in value]
+    if isinstance(value, frozenset | set):
+        items = [_record_value(item, nodes) for item in value]
+        return sorted(items, key=lambda item: canonical_json(item))
+    if isinstance(value, dict):
+        return {str(key): _record_value(item, nodes) for key, item in value.items()}
+    return value

@@ -476,3 +476,72 @@ def seeded_order(seed: Any, label: Any, items: Any) -> list[str]:
 
     texts = [_text(item, "seeded_order") for item in coll(items, "seeded_order")]
     return order(_text(seed, "seeded_order"), _text(label, "seeded_order"), texts)
+
+
+def concat(*parts: Any) -> str:
+    """The texts joined in order."""
+    return "".join(_text(part, "concat") for part in parts)
+
+
+def head(value: Any, count: Any) -> str:
+    """The first `count` characters of a text."""
+    text = _text(value, "head")
+    if count.__class__ is not int or count < 0:
+        raise EvaluationError(f"`head` needs a whole number of characters, found {_shown(count)}")
+    return text[:count]
+
+
+def seeded_key(seed: Any, label: Any, item: Any) -> str:
+    """The sha256 of seed, label and item joined by U+001F (the key of `seeded_order`)."""
+    from engine.bundle.ordering import seeded_key as key
+
+    return key(_text(seed, "seeded_key"), _text(label, "seeded_key"), _text(item, "seeded_key"))
+
+
+def json_at(ctx: Context, relative: Any, pointer: Any) -> Any:
+    """The value at `pointer` of a bundle's JSON file; null when there is none."""
+    if ctx.facts.root is None:
+        raise EvaluationError("`json_at` reads files of a bundle: check it as a bundle")
+    document = ctx.facts.json_document(_text(relative, "json_at"))
+    from engine.graph.build import resolve_pointer
+
+    return None if document is None else resolve_pointer(document, _text(pointer, "json_at"))
+
+
+def json_sha256(value: Any) -> str:
+    """The sha256 of a value's canonical JSON followed by a newline."""
+    from engine.freeze.canonical import canonical_json
+
+    try:
+        raw = canonical_json(_json_value(value))
+    except (TypeError, ValueError) as error:
+        raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
+    return hashlib.sha256(raw + b"\n").hexdigest()
+
+
+def _json_value(value: Any) -> Any:
+    """A rule value as JSON data: whole exact numbers as integers, sets as sorted lists."""
+    if isinstance(value, Fraction):
+        if value.denominator != 1:
+            raise ValueError(f"{value} is not a whole number")
+        return value.numerator
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    if isinstance(value, frozenset | set):
+        return [_json_value(item) for item in _ordered(value)]
+    if isinstance(value, dict):
+        return {key: _json_value(item) for key, item in value.items()}
+    return value
+
+
+def nested_check(ctx: Context, protocol: Any, files: Any, given: Any) -> Any:
+    """`check(PROTOCOL, files, given)`: the result of a protocol checked inside this bundle."""
+    checker = ctx.facts.nested
+    if checker is None:
+        raise EvaluationError("`check` runs a protocol inside a bundle: check it as a bundle")
+    if not isinstance(files, dict) or not isinstance(given, dict):
+        raise EvaluationError("`check` needs maps of the files and the given documents")
+    try:
+        return checker(_text(protocol, "check"), files, given)
+    except ValueError as error:
+        raise EvaluationError(f"`check`: {error}") from None

@@ -95,6 +95,7 @@ class KindSpec:
     key: str | None
     attrs: tuple[AttrSpec, ...]
     edges: tuple[tuple[str, tuple[str, ...]], ...]
+    within: str | None = None  # `within KIND`: the edge `within` to the containing record's node
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,12 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
                 ),
                 decl.key.text if decl.key else None,
                 tuple(_attr_spec(a.name.text, a.type.text, a.as_text) for a in decl.attrs),
-                tuple((e.label.text, tuple(t.text for t in e.targets)) for e in decl.edges),
+                tuple(
+                    (e.label.text, tuple(t.text for t in e.targets))
+                    for e in decl.edges
+                    if not e.within
+                ),
+                next((e.targets[0].text for e in decl.edges if e.within), None),
             )
         )
     return GraphSpec(graph, tuple(kinds))
@@ -314,7 +320,39 @@ class _Builder:
         self.problems.append(Diagnostic(code, message, location, hint=hint, ids=ids))
 
     def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[tuple[str, Any]]:
-        """The records a pointer finds, by pointer; every problem with them reported."""
+        """The records a pointer finds, by pointer; every problem with them reported.
+
+        A token `*` steps through every element of the list (or member of the object)
+        found so far; the rest of the pointer is looked up in each."""
+        tokens = spec.pointer.split("/")
+        if "*" not in tokens[1:]:
+            return self._records_at(kind, spec, document)
+        star = tokens.index("*", 1)
+        head, rest = "/".join(tokens[:star]), "/".join(["", *tokens[star + 1 :]])
+        found, value, reached = _lookup(document, head)
+        if isinstance(value, list):
+            steps = [str(index) for index in range(len(value))]
+        elif isinstance(value, dict):
+            steps = [escape_token(member) for member in value]
+        else:
+            shown = f"`{head}`" if head else 'the whole document (`""`)'
+            what = "finds nothing" if not found else f"holds {describe(value)}"
+            message = (
+                f"{shown} of document `{spec.document}` (kind `{kind.name}`) {what}: "
+                "`*` steps through a list or an object"
+            )
+            if not spec.optional:
+                self.problem("RECORDS_TYPE", message, spec.document, reached)
+            return []
+        kept = []
+        for step in steps:
+            inner = RecordsSpec(spec.document, f"{head}/{step}{rest}", spec.optional)
+            kept += self.records(kind, inner, document)
+        return kept
+
+    def _records_at(
+        self, kind: KindSpec, spec: RecordsSpec, document: Any
+    ) -> list[tuple[str, Any]]:
         found, value, reached = _lookup(document, spec.pointer)
         shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
         where = f"{shown} of document `{spec.document}` (kind `{kind.name}`)"
@@ -478,6 +516,7 @@ def build_graph(
     by_kind: dict[str, list[NodeKey]] = {}
     attrs: dict[NodeKey, dict[str, Any]] = {}
     ids: dict[str, dict[str, NodeKey]] = {}
+    containers: dict[NodeKey, tuple[str, str]] = {}  # node -> its `within` record
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
@@ -503,6 +542,8 @@ def build_graph(
                 values["id"] = node_id
                 values["@document"] = records.document
                 values["@pointer"] = pointer
+                if kind.within is not None:
+                    containers[node] = (records.document, _container(records.pointer, pointer))
                 attrs[node] = values
                 keys.append(node)
                 if isinstance(node_id, str) and node_id not in index:
@@ -528,4 +569,40 @@ def build_graph(
                         incoming.setdefault((target, label), []).append(node)
                         labels.setdefault((node, target), set()).add(label)
                 outgoing[(node, label)] = reached
+    _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming, labels))
     return Graph(by_kind, attrs, ids, outgoing, incoming, labels, problems=tuple(builder.problems))
+
+
+def _container(declared: str, found: str) -> str:
+    """The pointer of the record that holds the record at `found`, found through the
+    records pointer `declared`: `found` cut after the step its first `*` took."""
+    steps = len(declared.split("/")[: declared.split("/").index("*", 1)])
+    return "/".join(found.split("/")[: steps + 1])
+
+
+def _within_edges(
+    spec: GraphSpec,
+    by_kind: Mapping[str, list[NodeKey]],
+    attrs: Mapping[NodeKey, Mapping[str, Any]],
+    containers: Mapping[NodeKey, tuple[str, str]],
+    edges: tuple[
+        dict[tuple[NodeKey, str], list[NodeKey]],
+        dict[tuple[NodeKey, str], list[NodeKey]],
+        dict[tuple[NodeKey, NodeKey], set[str]],
+    ],
+) -> None:
+    """The `within` edge of every node of a `within KIND` kind, to the node of KIND built
+    from the record that holds its record."""
+    outgoing, incoming, labels = edges
+    for kind in spec.kinds:
+        if kind.within is None:
+            continue
+        at = {
+            (attrs[n]["@document"], attrs[n]["@pointer"]): n for n in by_kind.get(kind.within, [])
+        }
+        for node in by_kind[kind.name]:
+            target = at.get(containers[node])
+            outgoing[(node, "within")] = [target] if target is not None else []
+            if target is not None:
+                incoming.setdefault((target, "within"), []).append(node)
+                labels.setdefault((node, target), set()).add("within")

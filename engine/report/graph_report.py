@@ -32,11 +32,14 @@ def _where(result: GraphResult, violation: Violation) -> dict[str, Any]:
     if violation.pointer is not None:
         where["pointer"] = violation.pointer
         if document is not None:
-            line, column = document.position(violation.pointer)
-            if line is not None:
-                where["line"] = line
-            if column is not None:
-                where["column"] = column
+            located = document.locate(violation.pointer)
+            where["file"] = located.file
+            if located.pointer != violation.pointer:
+                where["file_pointer"] = located.pointer
+            if located.line is not None:
+                where["line"] = located.line
+            if located.column is not None:
+                where["column"] = located.column
     return where
 
 

@@ -233,9 +233,16 @@ class AttrDecl:
 
 @dataclass(frozen=True, slots=True)
 class EdgeDecl:
+    """`edge LABEL -> KIND, ...`: the field LABEL holds the id(s) of nodes of those kinds.
+
+    `within KIND` is the edge `within -> KIND` whose target is found by position, not by a
+    field: the node of KIND whose record holds this node's record (a records pointer with
+    `*` steps through the records of KIND)."""
+
     label: Ident
     targets: tuple[Ident, ...]
     span: Span = _span()
+    within: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +424,12 @@ class TransitionsDecl:
 @dataclass(frozen=True, slots=True)
 class DocumentClause:
     """`document NAME path "P" format F [schema "S"] [measured] [optional]`: one file of a
-    bundle, read as the input document NAME that `records NAME` clauses of kinds name."""
+    bundle (or, with `*` in a segment of P, every file it matches, in path order), read as
+    the input document NAME that `records NAME` clauses of kinds name.
+
+    `document NAME from table T` is a derived document: the rows of table T, evaluated on
+    the documents read from files, become its records. `document NAME given` is a value
+    the caller supplies: a protocol checked inside another (`check(...)`) is given it."""
 
     name: Ident
     path: str
@@ -426,6 +438,23 @@ class DocumentClause:
     measured: bool = False
     optional: bool = False
     span: Span = _span()
+    table: Ident | None = None
+    given: bool = False
+
+    @property
+    def from_file(self) -> bool:
+        """True for a document read from the bundle's files."""
+        return self.table is None and not self.given
+
+    @property
+    def derived(self) -> bool:
+        """True for `document NAME from table T`."""
+        return self.table is not None
+
+    @property
+    def glob(self) -> bool:
+        """True when the path names many files (`truth/*.yaml`)."""
+        return "*" in self.path
 
 
 @dataclass(frozen=True, slots=True)

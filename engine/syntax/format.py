@@ -441,7 +441,8 @@ def _clauses(decl: ast.Declaration, block: _Block) -> None:
             line = block.add(f"attr {attr.name.text}: {attr.type.text}{as_text}")
             block.piece(line, attr.span)
         for edge in decl.edges:
-            line = block.add(f"edge {edge.label.text} -> {_names(edge.targets)}")
+            text = f"edge {edge.label.text} -> {_names(edge.targets)}"
+            line = block.add(f"within {_names(edge.targets)}" if edge.within else text)
             block.piece(line, edge.span)
     elif isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl):
         for binding in decl.bindings:
@@ -513,6 +514,14 @@ def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
     for graph in decl.graph:
         block.piece(block.add(f"graph {graph.text}"), graph.span)
     for document in decl.documents:
+        if document.table is not None:
+            text = f"document {document.name.text} from table {document.table.text}"
+            block.piece(block.add(text), document.span)
+            continue
+        if document.given:
+            text = f"document {document.name.text} given" + " optional" * document.optional
+            block.piece(block.add(text), document.span)
+            continue
         text = (
             f"document {document.name.text} path {_quote(document.path)} "
             f"format {document.format.text}"

@@ -475,6 +475,11 @@ class _Builder:
         label, _arrow, *targets = children
         return ast.EdgeDecl(self._ident(label), tuple(self._ident(t) for t in targets), span)
 
+    def within_decl(self, span: ast.Span, children: list[Token]) -> ast.EdgeDecl:
+        target = self._ident(children[0])
+        label = ast.Ident("within", span)
+        return ast.EdgeDecl(label, (target,), span, within=True)
+
     def protocol_decl(self, span: ast.Span, children: list[Any]) -> ast.ProtocolDecl:
         name, note, *clauses = children
 
@@ -518,6 +523,20 @@ class _Builder:
             bool(measured),
             bool(optional),
             span,
+        )
+        return "document", document
+
+    def derived_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
+        name, table = children
+        format_ = ast.Ident("", span)
+        document = ast.DocumentClause(self._ident(name), "", format_, span=span)
+        return "document", dataclasses.replace(document, table=self._ident(table))
+
+    def given_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
+        name, optional = children
+        format_ = ast.Ident("", span)
+        document = ast.DocumentClause(
+            self._ident(name), "", format_, optional=bool(optional), span=span, given=True
         )
         return "document", document
 
