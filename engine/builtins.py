@@ -89,6 +89,24 @@ BUILTINS: tuple[Builtin, ...] = (
         "lines",
     ),
     Builtin("unique", 1, "unique(list)", "bool", "true when no element repeats", "unique"),
+    Builtin(
+        "sorted_unique",
+        1,
+        "sorted_unique(S)",
+        "list",
+        "the elements of `S` once each, sorted (texts alphabetically, numbers by value)",
+        "sorted_unique",
+    ),
+    Builtin(
+        "pluck",
+        2,
+        "pluck(S, name)",
+        "list",
+        "the attribute (of a node) or entry (of a map) `name` of each element of `S`, in "
+        "order; null where it has none",
+        "pluck",
+        context=True,
+    ),
     Builtin("abs", 1, "abs(x)", "x's unit", "absolute value", "absolute"),
     Builtin("kind", 1, "kind(node)", "text", "the kind name of a node", "kind_of"),
     Builtin(

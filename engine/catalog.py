@@ -205,6 +205,12 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("DOCUMENT_SCHEMA", "a document (or a JSON Lines record) breaks its schema"),
             ("PROTOCOL_FILE", "a bundle's `rulecheck.yaml` is malformed"),
             (
+                "EXPORT_TABLE",
+                "the table `rulecheck export` names lacks a `file` or `content` column (exit 2)",
+            ),
+            ("EXPORT_ROW", "a row of an exported table has no value or no new plain file name"),
+            ("OUTPUT_EXISTS", "the folder `--out` names exists and is not empty (exit 2)"),
+            (
                 "DERIVED_VALUE",
                 "a cell of a derived document's table cannot be evaluated or written as JSON",
             ),

@@ -12,7 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from engine.errors import Diagnostic, ExitCode, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
 from engine.resources import shipped_rules_dir
@@ -368,28 +368,9 @@ def _program(rules: tuple[Path, ...]) -> Any:
     return compile_program(load_ruleset(_default_paths(rules)))
 
 
-def _campaign(bundle: Path, rules: tuple[Path, ...], jobs: int, program: Any = None) -> Any:
-    from engine.bundle.campaign import Parallel
-    from engine.evaluate.campaign import evaluate_campaign
-
-    program = program or _program(rules)
-    return evaluate_campaign(program, bundle, Parallel(jobs, tuple(_default_paths(rules))))
-
-
-jobs_option = click.option(
-    "--jobs",
-    "jobs",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="Processes for the answer checks (results are identical to --jobs 1).",
-)
-
-
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
-@jobs_option
 @strict_option
 @format_option
 @protocol_option
@@ -397,29 +378,34 @@ jobs_option = click.option(
 def admit(
     bundle: Path,
     rules: tuple[Path, ...],
-    jobs: int,
     strict: bool,
     output_format: str,
     protocol_name: str | None,
 ) -> int:
-    """Check that a bundle may be evaluated; list every failed prerequisite.
-
-    For a protocol bundle, this is `check` (its exit code is the admission gate's); a
-    bundle that names no protocol is read as a seed 000 campaign bundle.
-    """
-    from engine.evaluate.protocol import find_protocol
-    from engine.report.campaign_report import admission_text, campaign_json
-
+    """Check that a bundle may be evaluated: `check`'s report, whose exit code is the
+    admission gate's (every failed prerequisite is listed with its rule and location)."""
     program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    text, code = _protocol_run(program, bundle, protocol, output_format, strict)
+    click.echo(text, nl=False)
+    return code
+
+
+def _bundle_protocol(program: Any, bundle: Path, protocol_name: str | None) -> Any:
+    """The protocol a bundle is checked against; a usage error (exit 2) when none is known."""
+    from engine.evaluate.protocol import declared_protocols, find_protocol
+
     protocol = find_protocol(program, bundle, protocol_name)
     if protocol is not None:
-        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-        click.echo(text, nl=False)
-        return code
-    result = _campaign(bundle, rules, jobs, program)
-    data = campaign_json(result, scorecards=False)
-    _echo(admission_text(result, strict), output_format, data)
-    return _campaign_exit(result, strict)
+        return protocol
+    if not bundle.is_dir():
+        message = f"`{bundle}` is not a bundle folder"
+        diagnostic = Diagnostic("FILE_UNREADABLE", message, Location(str(bundle)))
+        raise RulecheckError([diagnostic], ExitCode.USAGE)
+    names = ", ".join(sorted(declared_protocols(program))) or "none"
+    message = f"`{bundle}` names no protocol, and its files fit no single protocol of the rules"
+    hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
+    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
 
 
 def _protocol_run(
@@ -437,19 +423,11 @@ def _protocol_run(
     return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
 
 
-def _campaign_exit(result: Any, strict: bool) -> int:
-    from engine.report.evaluation_report import strict_failure
-
-    refused = not result.admitted or strict_failure(result.evaluation, strict)
-    return int(ExitCode.REFUSED if refused else ExitCode.OK)
-
-
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
 @report_format_option
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
-@jobs_option
 @strict_option
 @protocol_option
 @command
@@ -458,33 +436,19 @@ def check(
     rules: tuple[Path, ...],
     output_format: str,
     out: Path | None,
-    jobs: int,
     strict: bool,
     protocol_name: str | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
 
-    A bundle with no protocol named (no `--protocol`, no `rulecheck.yaml`) is read as a
-    seed 000 campaign bundle (docs/campaign-format.md).
+    The protocol is `--protocol`, else the one the bundle's `rulecheck.yaml` names, else
+    the one protocol whose files the bundle holds.
     """
-    from engine.evaluate.protocol import find_protocol
-
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules)
-    protocol = find_protocol(program, bundle, protocol_name)
-    markdown = output_format == "markdown"
-    if protocol is not None:
-        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-    else:
-        from engine.report.campaign_report import campaign_json, check_text
-
-        result = _campaign(bundle, rules, jobs, program)
-        if output_format == "json":
-            text = to_json(campaign_json(result, scorecards=True))
-        else:
-            text = check_text(result, markdown=markdown, strict=strict)
-        code = _campaign_exit(result, strict)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     if out is not None:
         _write_output(out, text)
     else:
@@ -532,38 +496,62 @@ def evaluate(
 
 
 @main.command()
-@click.argument("seed")
-@click.argument("task_ids", nargs=-1, required=True)
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("table")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path, file_okay=False))
+@rules_option
+@protocol_option
 @format_option
 @command
-def order(seed: str, task_ids: tuple[str, ...], output_format: str) -> int:
-    """Re-derive the evaluation task order from the frozen trial seed (docs/campaign-format.md)."""
-    from engine.bundle.ordering import task_order
+def export(
+    bundle: Path,
+    table: str,
+    out: Path,
+    rules: tuple[Path, ...],
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Write one file per row of TABLE (its `file` and `content` columns) into a new folder
+    OUT, with `index.json`: what a bundle's readers receive, such as the raters' blinded
+    view of a campaign (`export BUNDLE blind_files --out DIR`)."""
+    from engine.check.symbols import did_you_mean
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.export import export_files, write_files
 
-    derived = task_order(seed, task_ids)
-    _echo(" ".join(derived) + "\n", output_format, {"seed": seed, "task_order": derived})
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    found = evaluate_protocol(program, bundle, protocol)
+    tables = {t.name: t for t in found.graph.evaluation.tables}
+    if table not in tables:
+        hint = did_you_mean(table, tables) or f"graph tables: {', '.join(sorted(tables))}"
+        message = f"protocol `{protocol.name.text}` has no table `{table}` on its graph"
+        raise RulecheckError([Diagnostic("UNKNOWN_NAME", message, hint=hint)], ExitCode.USAGE)
+    files = export_files(tables[table], found.graph.nodes)
+    write_files(out, files)
+    names = [f.name for f in files[:-1]]
+    _echo(
+        f"wrote {_count(len(names), 'file')} and index.json to {out}\n",
+        output_format,
+        {"out": str(out), "table": table, "files": names},
+    )
     return 0
 
 
 @main.command()
-@click.argument("bundle", type=click.Path(path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path, file_okay=False))
-@rules_option
+@click.argument("seed")
+@click.argument("items", nargs=-1, required=True)
+@click.option("--label", "label", required=True, help="The order's label, as the rules name it.")
 @format_option
 @command
-def blind(bundle: Path, out: Path, rules: tuple[Path, ...], output_format: str) -> int:
-    """Write the raters' view: final answers only, under seed-derived anonymous IDs."""
-    from engine.bundle.blind import write_blind_view
-    from engine.bundle.campaign import load_bundle
-    from engine.evaluate.answer import AnswerChecker
-    from engine.evaluate.program import compile_program
-    from engine.ruleset import load_ruleset
+def order(seed: str, items: tuple[str, ...], label: str, output_format: str) -> int:
+    """Re-derive a seeded order by hand: ITEMS sorted by the sha256 of SEED, LABEL and each
+    item joined by U+001F (the `seeded_order` builtin; docs/language.md)."""
+    from engine.bundle.ordering import seeded_order
 
-    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    checker = AnswerChecker(compile_program(load_ruleset(_default_paths(rules))))
-    written = write_blind_view(load_bundle(bundle, checker), out)
-    text = f"wrote {len(written)} blinded answers to {out}\n"
-    _echo(text, output_format, {"out": str(out), "answers": written})
+    derived = seeded_order(seed, label, items)
+    data = {"seed": seed, "label": label, "order": derived}
+    _echo(" ".join(derived) + "\n", output_format, data)
     return 0
 
 

@@ -1,7 +1,8 @@
 """Locate the files rulecheck ships: the grammar, the rules and the schemas.
 
 In a source checkout they are the top-level folders reviewers edit (`grammar/`, `rules/`,
-`manifests/schemas/`); in an installed wheel they are package data under `engine/_data/`.
+`manifests/schemas/`); in an installed wheel they are package data under `engine/_data/`,
+in the same layout (`engine/_data/manifests/schemas/`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def shipped(folder: str) -> Traversable:
     in_checkout = _CHECKOUT_ROOT / _FOLDERS[folder]
     if (_CHECKOUT_ROOT / "pyproject.toml").is_file() and in_checkout.is_dir():
         return in_checkout
-    return resources.files(f"engine._data.{folder}")
+    return resources.files("engine._data." + ".".join(_FOLDERS[folder].parts))
 
 
 def shipped_rules_dir() -> Path:

@@ -78,9 +78,9 @@ from typing import Any
 
 import yaml
 
-from engine.bundle.blind import blind_bytes
 from engine.bundle.jsonschemas import schema_digest, schema_text
-from engine.bundle.ordering import blind_answer_id, task_order
+from engine.bundle.ordering import seeded_key, seeded_order
+from engine.freeze.canonical import canonical_json
 from engine.freeze.hashing import sha256_hex
 
 REPO = Path(__file__).resolve().parent.parent
@@ -328,9 +328,25 @@ def rehash_campaign(campaign: Campaign) -> Campaign:
     return campaign
 
 
+def task_order(seed: str, task_ids: list[str]) -> list[str]:
+    """The evaluation task order the rules re-derive (`seeded_order(seed, "task-order", ...)`)."""
+    return seeded_order(seed, "task-order", task_ids)
+
+
+def blind_answer_id(seed: str, session_id: str) -> str:
+    """The anonymous ID the rules derive for a session's final answer (`blind_id`)."""
+    return "ANS-" + seeded_key(seed, "blind-id", session_id)[:16]
+
+
+def blind_bytes(answer_id: str, final: Any) -> bytes:
+    """The bytes of one blinded answer, whose sha256 the rules compute (`json_sha256`)."""
+    return canonical_json({"answer_id": answer_id, "final": final}) + b"\n"
+
+
 def render(campaign: Campaign) -> dict[str, bytes]:
     """Every file of the bundle: relative path -> exact bytes (no hash is recomputed)."""
     files = {
+        "rulecheck.yaml": b"protocol: campaign\n",
         "manifest.yaml": yaml_bytes(campaign.manifest),
         "sessions.jsonl": jsonl_bytes(campaign.sessions),
         "requests.jsonl": jsonl_bytes(campaign.requests),

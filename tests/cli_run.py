@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
 from engine.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class CliRun:
@@ -28,3 +32,12 @@ class CliRun:
         """No Python traceback leaked into the output, and no uncaught exception."""
         assert "Traceback" not in self.stdout + self.stderr
         assert self.exception is None or isinstance(self.exception, SystemExit)
+
+
+def copy_shipped_rules(target: Path) -> Path:
+    """A copy of rules/ at `target`, with manifests/schemas/ beside it where the protocols'
+    schema paths (`../manifests/schemas/...`) lead; returns `target`."""
+    shutil.copytree(REPO / "rules", target)
+    schemas = REPO / "manifests" / "schemas"
+    shutil.copytree(schemas, target.parent / "manifests" / "schemas", dirs_exist_ok=True)
+    return target

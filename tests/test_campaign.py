@@ -21,13 +21,13 @@ import pytest
 from campaign_builder import (
     DEFAULT_SEED,
     Campaign,
+    blind_answer_id,
     json_bytes,
     make_campaign,
     write_campaign,
 )
 from cli_run import CliRun
 
-from engine.bundle.ordering import blind_answer_id
 from engine.freeze.hashing import sha256_hex
 
 SCORECARD_GATES = (
@@ -71,7 +71,7 @@ class Run(CliRun):
 
     @property
     def violations(self) -> list[dict[str, Any]]:
-        return self.data["admission"]["violations"]
+        return self.data["violations"]
 
     def codes(self) -> set[str]:
         return {v["code"] for v in self.violations}
@@ -86,7 +86,7 @@ class Run(CliRun):
         return {name for name, g in self.gates().items() if not g["passed"]}
 
     def budget(self, name: str) -> dict[str, Any]:
-        return next(b for b in self.data["admission"]["budgets"] if b["name"] == name)
+        return next(b for b in self.data["budgets"] if b["name"] == name)
 
     def table(self, name: str) -> dict[str, Any]:
         return next(t for t in self.data["tables"] if t["name"] == name)
@@ -399,6 +399,14 @@ def _m_custody(c: Campaign) -> None:
     c.tasks["truth_custody"] = []
 
 
+def _m_truth_file_renamed(c: Campaign) -> None:
+    c.truth["T111"] = c.truth.pop("T11")  # truth/T11.yaml is gone; truth/T111.yaml names T11
+
+
+def _m_truth_unregistered(c: Campaign) -> None:
+    c.truth["T99"] = {**copy.deepcopy(c.truth["T12"]), "task_id": "T99"}
+
+
 def _m_truth_count(c: Campaign) -> None:
     for obligation in c.truth["T10"]["obligations"][1:5]:
         obligation["answerable"] = False
@@ -506,6 +514,8 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "development_task_registry": ("REGISTRY_DEVELOPMENT_TASKS", _m_dev_registry, True),
     "rejections_recorded_first": ("REJECTIONS_RECORDED_LATE", _m_rejection_late, True),
     "truth_custody_recorded": ("TRUTH_CUSTODY_UNRECORDED", _m_custody, True),
+    "truth_frozen_per_task": ("TRUTH_FILE_MISSING", _m_truth_file_renamed, True),
+    "truth_of_registered_tasks": ("TRUTH_TASK_UNKNOWN", _m_truth_unregistered, True),
     "truth_obligations_per_task": ("TRUTH_OBLIGATION_COUNT", _m_truth_count, True),
     "packets_valid": ("PACKET_INVALID", _m_packet, True),
     # 000_bindings.rules
@@ -599,6 +609,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "development_task_registry",
             "rejections_recorded_first",
             "truth_custody_recorded",
+            "truth_frozen_per_task",
+            "truth_of_registered_tasks",
             "truth_obligations_per_task",
             "packets_valid",
         ),
@@ -832,7 +844,7 @@ def test_session_over_time_is_a_scored_failure(tmp_path: Path) -> None:
     _m_session_time(campaign)
     run = check(campaign, tmp_path)
     assert run.exit_code == 0
-    assert run.data["admission"]["violations"] == []
+    assert run.data["violations"] == []
     gate = run.gates()["session_wall_time"]
     assert gate["passed"] is False
     failing = [o["ids"] for o in gate["observations"] if not o["passed"]]
@@ -848,19 +860,20 @@ def test_default_admitted(default_bundle: Path) -> None:
     run = cli("admit", str(default_bundle), "--format", "json")
     assert run.exit_code == 0
     assert run.data["admitted"] is True
-    assert run.data["admission"]["violations"] == []
+    assert run.data["violations"] == []
 
 
 def test_default_advances(default_run: Run) -> None:
     assert default_run.exit_code == 0
     assert default_run.data["admitted"] is True
-    assert default_run.data["synthetic"] is True
+    identity = default_run.table("campaign_identity")
+    assert identity["rows"][0]["values"][identity["columns"].index("synthetic")] is True
     assert default_run.verdict == "ADVANCE"
     assert default_run.violations == []
     assert default_run.failed_gates() == set()
     assert all(
         b["observations"] and all(o["passed"] for o in b["observations"])
-        for b in default_run.data["admission"]["budgets"]
+        for b in default_run.data["budgets"]
     )
     assert set(SCORECARD_GATES) <= set(default_run.gates())
 
@@ -906,7 +919,7 @@ def test_model_drift_refused(tmp_path: Path) -> None:
     admit = cli("admit", str(root), "--format", "json")
     assert admit.exit_code == 1
     assert admit.data["admitted"] is False
-    assert {v["code"] for v in admit.data["admission"]["violations"]} == {"MODEL_DRIFT"}
+    assert {v["code"] for v in admit.data["violations"]} == {"MODEL_DRIFT"}
     run = cli("check", str(root), "--format", "json")
     assert run.exit_code == 1
     assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
@@ -1368,8 +1381,8 @@ def test_missing_file(tmp_path: Path) -> None:
     (root / "truth" / "T3.yaml").unlink()
     run = cli("check", str(root), "--format", "json")
     assert run.exit_code == 1
-    assert "BUNDLE_FILE_MISSING" in run.stdout
-    assert "T3.yaml" in run.stdout
+    assert run.data["admitted"] is False
+    assert violation_ids(run, "TRUTH_FILE_MISSING") == [["T3"]]
 
 
 def test_malformed_receipt_line(tmp_path: Path) -> None:

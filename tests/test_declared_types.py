@@ -11,12 +11,11 @@ shipped controls with one kind declaration edited.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import CliRun
+from cli_run import CliRun, copy_shipped_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROLS = ROOT / "controls"
@@ -378,8 +377,7 @@ def test_a_yaml_number_for_decimal_text_says_to_quote_it(tmp_path: Path) -> None
 
 def shipped_rules(tmp_path: Path, file: str, old: str, new: str) -> Path:
     """A copy of the shipped rules with one edit in one file."""
-    rules = tmp_path / "rules"
-    shutil.copytree(ROOT / "rules", rules)
+    rules = copy_shipped_rules(tmp_path / "rules")
     path = rules / file
     text = path.read_text(encoding="utf-8")
     assert old in text

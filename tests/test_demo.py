@@ -22,10 +22,16 @@ def test_demo_campaign_advances() -> None:
     result = CliRunner().invoke(main, ["check", str(CAMPAIGN), "--format", "json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["synthetic"] is True
+    assert report["banners"] == [
+        "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
+    ]
+    assert report["protocol"]["name"] == "campaign"
     assert report["admitted"] is True
     assert report["verdict"] == "ADVANCE"
     assert [t["name"] for t in report["tables"]] == [
+        "campaign_identity",
+        "automatic_validation",
+        "human_decisions",
         "runs",
         "task_medians",
         "repository_summaries",
@@ -39,9 +45,12 @@ def test_demo_text_report_names_the_scorecards_and_verdict() -> None:
     assert result.exit_code == 0
     text = result.output
     assert text.startswith("SYNTHETIC CAMPAIGN")
+    assert text.rstrip().endswith(
+        "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
+    )
     for needle in (
-        "AUTOMATIC VALIDATION",
-        "RECORDED HUMAN DECISIONS",
+        "automatic_validation",
+        "human_decisions",
         "source_protocol_scorecard",
         "quality_scorecard",
         "cost_time_scorecard",
@@ -80,7 +89,7 @@ def test_reports_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         assert run.returncode == 1
         outputs.add(run.stdout)
     assert len(outputs) == 1
-    codes = [v["code"] for v in json.loads(outputs.pop())["admission"]["violations"]]
+    codes = [v["code"] for v in json.loads(outputs.pop())["violations"]]
     assert codes.count("FREEZE_INPUT_UNDECLARED") == len(dropped)
 
 

@@ -171,6 +171,7 @@ A, B, C = _name("a"), _name("b"), _name("c")
         (ast.Quantifier("none", "v", A, B, None), "none(v in a where b)"),
         (ast.Aggregate("median", A, "v", B, None), "median(a for v in b)"),
         (ast.Count("v", A, B), "count(v in a where b)"),
+        (ast.Select("v", A, B), "select(v in a where b)"),
         (ast.SetLiteral((ast.String("x"), ast.Null())), '{"x", null}'),
         (
             ast.MapLiteral((("k", ast.Bool(True)), ("l", ast.Bool(False)))),
@@ -321,7 +322,7 @@ COMPARISONS = ["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
 # Operators are listed several times: precedence is where a printer goes wrong.
 OPERATOR_FORMS = ["arithmetic"] * 4 + ["comparison"] * 2 + ["and", "or", "not", "neg"]
 OPERATOR_FORMS += ["attribute", "navigate"]
-OTHER_FORMS = ["call", "quantifier", "aggregate", "count", "set", "map"]
+OTHER_FORMS = ["call", "quantifier", "aggregate", "count", "select", "set", "map"]
 
 
 @st.composite
@@ -363,6 +364,8 @@ def _exprs(draw: st.DrawFn, depth: int = 4, operators_only: bool = False) -> ast
         return ast.Aggregate(op, sub(), draw(NAMES), sub(), maybe())
     if form == "count":
         return ast.Count(draw(NAMES), sub(), maybe())
+    if form == "select":
+        return ast.Select(draw(NAMES), sub(), maybe())
     if form == "set":
         return ast.SetLiteral(some(0, 3))
     entries = tuple((draw(TEXT), sub()) for _ in range(draw(st.integers(1, 3))))

@@ -112,7 +112,7 @@ def test_freeze_writes_a_complete_lock(tmp_path: Path) -> None:
     )
     lock = yaml.safe_load(lock_path.read_text(encoding="utf-8"))
     assert list(lock) == ["lock_version", "grammar_version", "ruleset_hash", "declarations"]
-    assert lock["lock_version"] == 1
+    assert lock["lock_version"] == 2
     assert lock["grammar_version"] == grammar_version()
     assert lock["ruleset_hash"] == expected["ruleset_hash"]
     assert [(e["name"], e["kind"], e["hash"]) for e in lock["declarations"]] == [
@@ -130,12 +130,13 @@ def test_freeze_writes_a_complete_lock(tmp_path: Path) -> None:
         "end_column": 41,
         "source": "§4 B gate 2",
         "text": 'const min_R = 0.80\n  source "§4 B gate 2"\n',
+        "files": {},
     }
     source = parse_text(BASE, str(rules))
     for entry, decl in zip(lock["declarations"], source.declarations, strict=True):
         assert set(entry) == {
             "name", "kind", "hash", "file", "line", "column", "end_line", "end_column",
-            "source", "text",
+            "source", "text", "files",
         }  # fmt: skip
         assert (entry["line"], entry["column"]) == (decl.span.line, decl.span.column)
         assert (entry["end_line"], entry["end_column"]) == (
@@ -322,7 +323,7 @@ def test_invalid_yaml_is_located(tmp_path: Path, lock_text: str) -> None:
 
 
 def test_duplicate_yaml_key_is_located(tmp_path: Path, lock_text: str) -> None:
-    edited = lock_text.replace("lock_version: 1\n", "lock_version: 1\nlock_version: 1\n", 1)
+    edited = lock_text.replace("lock_version: 2\n", "lock_version: 2\nlock_version: 2\n", 1)
     found = _refused(tmp_path, edited)
     assert found == [
         {

@@ -116,14 +116,17 @@ def test_layout_of_a_shipped_file_changes_no_hash(path: str, separators: list[st
 
 
 def _split(pieces: list[str], files: int, seed: int) -> dict[str, str]:
-    """The declaration texts shuffled and dealt into `files` rule files."""
+    """The declaration texts shuffled and dealt into `files` rule files (named inside rules/,
+    where a protocol's schema paths lead)."""
     rng = random.Random(seed)
     pieces = list(pieces)
     rng.shuffle(pieces)
     out: dict[str, str] = {}
     for number in range(files):
         body = "\n\n".join(pieces[number::files])
-        out[f"part{number}.rules"] = f'ruleset part{number} version "{number}.0"\n\n{body}\n'
+        out[str(RULES / f"part{number}.rules")] = (
+            f'ruleset part{number} version "{number}.0"\n\n{body}\n'
+        )
     return out
 
 

@@ -457,8 +457,8 @@ CASES = (
         "unexpected `=`",
         4,
         17,
-        "expected `(`, `-`, `all`/`exists`/`none`, `count`, `false`, `null`, `true`, `{`, "
-        "a name, a number, a string, an aggregate",
+        "expected `(`, `-`, `all`/`exists`/`none`, `count`, `false`, `null`, `select`, `true`, "
+        "`{`, a name, a number, a string, an aggregate",
     ),
     Case(
         "invalid_utf8",

@@ -321,8 +321,8 @@ def test_a_parenthesised_operand_is_inside_its_parent_span() -> None:
 # ---- syntax errors -------------------------------------------------------------------------
 
 EXPRESSION_START = (
-    "expected `(`, `-`, `all`/`exists`/`none`, `count`, `false`, `if`, `not`, `null`, `true`, "
-    "`{`, a name, a number, a string, an aggregate"
+    "expected `(`, `-`, `all`/`exists`/`none`, `count`, `false`, `if`, `not`, `null`, "
+    "`select`, `true`, `{`, a name, a number, a string, an aggregate"
 )
 
 

@@ -14,12 +14,12 @@ because the copy is broken.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from answer_cases import CASES, Case, memoized_rules, run_case
+from cli_run import copy_shipped_rules
 
 import engine.ruleset
 from engine.evaluate.program import compile_program
@@ -57,8 +57,9 @@ def _rules_parsed_once() -> Iterator[None]:
 
 
 def _without(decl: ast.LinkDecl, target: Path) -> Path:
-    """A copy of rules/ in `target` with the lines of `decl` removed."""
-    shutil.copytree(RULES, target)
+    """A copy of rules/ in `target` with the lines of `decl` removed (and the schemas beside
+    it, where the protocols' schema paths lead)."""
+    copy_shipped_rules(target)
     span = decl.span
     path = target / Path(span.file).name
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -82,7 +83,7 @@ def test_links_are_found_in_the_rules() -> None:
 def test_the_copy_itself_changes_nothing(tmp_path: Path) -> None:
     """Control: an untouched copy of rules/ passed with --rules gives every row its expectation."""
     copy = tmp_path / "rules"
-    shutil.copytree(RULES, copy)
+    copy_shipped_rules(copy)
     for index, case in enumerate(case for case in RUNNABLE if case.rules):
         outcome = run_case(case, tmp_path / f"case{index}", rules=copy)
         assert outcome.matches(case), (case.id, outcome.stdout)

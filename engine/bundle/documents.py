@@ -42,7 +42,7 @@ class Document:
     record_lines: tuple[tuple[int, bytes], ...] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     yaml_unquoted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    # A document of many files (`truth/*.yaml`): one per file, in path order; `value` is
+    # A document of many files (`notes/*.yaml`): one per file, in path order; `value` is
     # the list of their values and `raw` the canonical list of their paths and sha256.
     members: tuple[Document, ...] = ()
     relative: str = ""  # the path inside the bundle, for a member
@@ -200,7 +200,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
 
 
 def document_of_files(name: str, pattern: str, kind: str, members: list[Document]) -> Document:
-    """One document of many files (`truth/*.yaml`): the members in the order given."""
+    """One document of many files (`notes/*.yaml`): the members in the order given."""
     listing = [{"path": m.relative, "sha256": m.sha256} for m in members]
     raw = canonical_json(listing)
     value = [m.value for m in members]

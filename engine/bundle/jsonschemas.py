@@ -17,7 +17,7 @@ SCHEMA_SUFFIX = ".schema.json"
 
 @cache
 def schema_text(name: str) -> bytes:
-    """The bytes of a shipped JSON Schema, e.g. `response_contract`."""
+    """The bytes of a shipped JSON Schema, by file stem."""
     return shipped("schemas").joinpath(name + SCHEMA_SUFFIX).read_bytes()
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import hashlib
 import os
 from dataclasses import dataclass
@@ -105,6 +104,20 @@ def _read_clause(
         return None
 
 
+def bundle_has(root: Path, path: str) -> bool:
+    """Whether the bundle holds the file `path` (for a pattern, at least one match)."""
+    if "*" not in path:
+        found = paths.inside(root, path, strict_segments=True)
+        return found is not None and found.exists()
+    folder, _, pattern = path.rpartition("/")
+    base = paths.inside(root, folder, strict_segments=True) if folder else root
+    try:
+        names = os.listdir(base) if base is not None else []
+    except OSError:
+        return False
+    return any(fnmatch.fnmatchcase(n, pattern) and not n.startswith(".") for n in names)
+
+
 def _read_files(
     root: Path, clause: ast.DocumentClause, problems: list[Diagnostic]
 ) -> Document | None:
@@ -164,13 +177,10 @@ def schema_validator(clause: ast.DocumentClause) -> tuple[str, Validator] | None
         ValueError: when the schema can no longer be read or compiled.
     """
     path = schema_path(clause)
-    return None if path is None else _compiled_schema(str(path))
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled_schema(path: str) -> tuple[str, Validator]:
+    if path is None:
+        return None
     try:
-        raw, validate = load_schema(Path(path))
+        raw, validate = load_schema(path)  # compiled once per process for the same bytes
     except (OSError, ValueError, RecursionError) as error:
         raise ValueError(f"the schema `{path}` cannot be read: {error}"[:300]) from None
     return hashlib.sha256(raw).hexdigest(), validate

@@ -42,11 +42,17 @@ class CheckedRuleset:
         return [decl for rule_file in self.files for decl in rule_file.declarations]
 
 
-def check_rules(files: Iterable[ast.RuleFile]) -> CheckedRuleset:
-    """Run every static check over `files` (which share one namespace)."""
+def check_rules(
+    files: Iterable[ast.RuleFile], recorded: Mapping[str, Mapping[str, str]] | None = None
+) -> CheckedRuleset:
+    """Run every static check over `files` (which share one namespace).
+
+    `recorded` gives, by declaration, the sha256 of files it depends on as a rules lock
+    recorded them: those files are not read (a lock verifies on its own).
+    """
     files = tuple(files)
     symbols, diagnostics = build_symbols(files)
-    checker = TypeChecker(symbols)
+    checker = TypeChecker(symbols, recorded or {})
     # Constants and metrics first, each after what it uses: the checker memoises their types
     # recursively, and a long chain of derived constants written users-first would
     # otherwise recurse once per link (a RecursionError at a few hundred).

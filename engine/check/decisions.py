@@ -78,6 +78,8 @@ def _what(node: ast.Expr) -> str:
             return f"the aggregate `{node.op}`"
         case ast.Count():
             return "`count`"
+        case ast.Select():
+            return "`select`"
         case ast.Attribute():
             return f"the attribute `.{node.name}`"
         case ast.Navigate():

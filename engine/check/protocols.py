@@ -9,6 +9,7 @@ report tables.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -26,7 +27,12 @@ from engine.limits import InputRefused, read_input
 from engine.syntax import ast
 
 FORMATS = ("json", "jsonl", "yaml")
-_ENTRY_KINDS = {"admission": ast.GateDecl, "verdict": ast.DecisionDecl, "report": ast.TableDecl}
+_ENTRY_KINDS = {
+    "admission": ast.GateDecl,
+    "verdict": ast.DecisionDecl,
+    "report": ast.TableDecl,
+    "banner": ast.GateDecl,
+}
 
 
 @dataclass(slots=True)
@@ -57,18 +63,25 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
         raw = read_input(path)  # never a FIFO or device, never beyond the size limit
     except InputRefused as error:  # its reason, without the "cannot read `PATH`: " head
         raise OSError(0, error.reason) from None
-    if path.suffix.lower() in (".yaml", ".yml"):
+    return raw, _compiled(raw, path.suffix.lower() in (".yaml", ".yml"))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(raw: bytes, cerberus: bool) -> Validator:
+    """A schema's validator, compiled once per process for the same bytes (linting the
+    rules and loading a bundle both need it)."""
+    if cerberus:
         try:
             schema = yaml.safe_load(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as error:
             raise ValueError(f"not YAML: {error}"[:300]) from None
         if not isinstance(schema, dict):
             raise ValueError("a cerberus schema is a mapping of field names to rules")
-        return raw, cerberus_validator(schema)
+        return cerberus_validator(schema)
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")
-    return raw, compile_schema(schema)
+    return compile_schema(schema)
 
 
 def graph_documents(symbols: SymbolTable, graph: str) -> set[str]:
@@ -81,8 +94,11 @@ def graph_documents(symbols: SymbolTable, graph: str) -> set[str]:
     }
 
 
-def check_protocol(decl: ast.ProtocolDecl, symbols: SymbolTable) -> ProtocolFacts:
-    """Every problem of one protocol declaration, and what it references."""
+def check_protocol(
+    decl: ast.ProtocolDecl, symbols: SymbolTable, recorded: Mapping[str, str] | None = None
+) -> ProtocolFacts:
+    """Every problem of one protocol declaration, and what it references. A schema whose
+    sha256 is `recorded` (by a rules lock) is not read."""
     facts = ProtocolFacts()
     name = decl.name.text
     graphs = {g.text for kind in symbols.kinds.values() for g in kind.graphs}
@@ -113,13 +129,17 @@ def check_protocol(decl: ast.ProtocolDecl, symbols: SymbolTable) -> ProtocolFact
         facts.references |= {
             kind for kind, d in symbols.kinds.items() if graph in {g.text for g in d.graphs}
         }
-    _check_documents(decl, symbols, graph if graph in graphs else None, facts)
+    _check_documents(decl, symbols, graph if graph in graphs else None, facts, recorded or {})
     _check_entries(decl, symbols, facts)
     return facts
 
 
 def _check_documents(
-    decl: ast.ProtocolDecl, symbols: SymbolTable, graph: str | None, facts: ProtocolFacts
+    decl: ast.ProtocolDecl,
+    symbols: SymbolTable,
+    graph: str | None,
+    facts: ProtocolFacts,
+    recorded: Mapping[str, str],
 ) -> None:
     name = decl.name.text
     seen: set[str] = set()
@@ -147,7 +167,10 @@ def _check_documents(
                 "(`*` may stand for any run of characters in the file name)"
             )
             facts.diagnostics.append(_error("INVALID_PATH", message, document.span, name, hint))
-        _check_schema(document, name, facts)
+        if document.schema is not None and document.schema in recorded:
+            facts.attached[document.schema] = recorded[document.schema]
+        else:
+            _check_schema(document, name, facts)
     if graph is None:
         return
     for missing in sorted(graph_documents(symbols, graph) - seen):
@@ -201,12 +224,14 @@ def _check_schema(document: ast.DocumentClause, protocol: str, facts: ProtocolFa
 
 def _check_entries(decl: ast.ProtocolDecl, symbols: SymbolTable, facts: ProtocolFacts) -> None:
     name = decl.name.text
+    banners = tuple(b.gate for b in decl.banners)
     for keyword, idents in (
         ("admission", decl.admission),
         ("verdict", decl.verdict),
         ("report", decl.report),
+        ("banner", banners),
     ):
-        if keyword != "report" and len(idents) > 1:
+        if keyword in ("admission", "verdict") and len(idents) > 1:
             message = f"protocol `{name}` has {len(idents)} `{keyword}` clauses; one at most"
             facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, idents[1].span, name))
         wanted = _ENTRY_KINDS[keyword]
@@ -243,7 +268,8 @@ def entries_off_graph(
     graph = decl.graph[0].text
     problems = []
     derived = tuple(d.table for d in decl.documents if d.table is not None)
-    for ident in (*decl.admission, *decl.verdict, *decl.report, *derived):
+    banners = tuple(b.gate for b in decl.banners)
+    for ident in (*decl.admission, *decl.verdict, *decl.report, *derived, *banners):
         runs_on = graphs.get(ident.text)
         if runs_on is not None and graph not in runs_on:
             where = ", ".join(f"`{g}`" for g in sorted(runs_on)) or "no graph"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from engine.builtins import BY_NAME as BUILTINS
@@ -89,8 +89,11 @@ def _compatible(a: Type, b: Type) -> bool:
 class TypeChecker:
     """Resolves names and infers types; every problem becomes a located Diagnostic."""
 
-    def __init__(self, symbols: SymbolTable) -> None:
+    def __init__(
+        self, symbols: SymbolTable, recorded: Mapping[str, Mapping[str, str]] | None = None
+    ) -> None:
         self.symbols = symbols
+        self.recorded = recorded or {}
         self.diagnostics: list[Diagnostic] = []
         self.info: DeclInfo = DeclInfo()
         self.decl_name = ""
@@ -155,7 +158,7 @@ class TypeChecker:
             case ast.BudgetDecl():
                 self._check_budget(decl)
             case ast.ProtocolDecl():
-                facts = check_protocol(decl, self.symbols)
+                facts = check_protocol(decl, self.symbols, self.recorded.get(decl.name.text, {}))
                 self.diagnostics += facts.diagnostics
                 self.info.references |= facts.references
                 self.info.attached = facts.attached
@@ -326,6 +329,11 @@ class TypeChecker:
                 if node.where is not None:
                     self._expect_bool(node.where, {**scope, node.var: element})
                 return NUMBER_TYPE
+            case ast.Select():
+                element = self._element_type(node.source, scope)
+                if node.where is not None:
+                    self._expect_bool(node.where, {**scope, node.var: element})
+                return Type("list", element=element)
             case ast.SetLiteral():
                 items = [self.expr(item, scope, constant) for item in node.items]
                 return Type("set", element=self._unify(items, node.span))
@@ -568,6 +576,14 @@ class TypeChecker:
                 return TEXT
             case "json_at":
                 return ANY
+            case "pluck":
+                return Type("list", element=ANY)
+            case "sorted_unique":
+                if args[0].tag in ("set", "list"):
+                    return Type("list", element=args[0].element)
+                if args[0].tag != "any":
+                    self.error("TYPE_MISMATCH", "`sorted_unique` needs a set or list", node.span)
+                return Type("list", element=ANY)
             case "check":
                 return self._nested_check(node)
             case "seeded_order":

@@ -316,6 +316,10 @@ class Compiler:
             case ast.Count():
                 clause, _ = self._comprehension(node.var, node.source, node.where, scope)
                 return f"sum(1 {clause})"
+            case ast.Select():
+                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+                element = self._e(ast.Name(node.var, node.span), inner)
+                return f"[{element} {clause}]"
             case ast.SetLiteral():
                 items = [self._e(item, scope) for item in node.items]
                 return f"frozenset(({''.join(i + ', ' for i in items)}))"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ class GraphResult:
     documents: dict[str, Document]
     evaluation: Evaluation
     ruleset_hash: str
+    # every node's attributes (for a table's nodes written as their ids)
+    nodes: dict[Any, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -81,6 +83,27 @@ def evaluate_documents(
             what the kinds declare (a value of another type, records that are not there).
     """
     check_inputs(program, graph, documents.keys(), optional)
+    ctx = documents_context(program, graph, documents, root, nested)
+    evaluation = program.evaluate(graph, ctx, frozenset(documents))
+    return GraphResult(
+        graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
+    )
+
+
+def documents_context(
+    program: Program,
+    graph: str,
+    documents: Mapping[str, Document],
+    root: Path | None = None,
+    nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
+) -> Context:
+    """The evaluation context of graph `graph` built from the documents, with the facts of
+    the files they were read from.
+
+    Raises:
+        RulecheckError: exit 1 with every located problem when the documents do not hold
+            what the kinds declare.
+    """
     built = build_graph(
         program.graph(graph),
         {n: d.value for n, d in documents.items()},
@@ -89,9 +112,7 @@ def evaluate_documents(
     if built.problems:
         raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
     records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
-    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, nested)
-    evaluation = program.evaluate(graph, Context(built, facts), frozenset(documents))
-    return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash)
+    return Context(built, Facts(program.ruleset.hashed.ruleset_hash, root, records, nested))
 
 
 def located_problems(

@@ -31,6 +31,7 @@ from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
+from engine.freeze.canonical import canonical_json
 from engine.graph.build import build_graph
 from engine.syntax import ast
 
@@ -47,9 +48,22 @@ class NestedChecker:
     _read: dict[tuple[str, str], tuple[Document | None, list[Diagnostic]]] = field(
         default_factory=dict
     )
+    _results: dict[bytes, Any] = field(default_factory=dict)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
-        """The result map of checking `protocol` over the bundle files and given values."""
+        """The result map of checking `protocol` over the bundle files and given values
+        (computed once per evaluation for the same arguments: rules may ask repeatedly)."""
+        try:
+            key = canonical_json([protocol, dict(files), dict(given)])
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"the files and given documents must be JSON values: {error}"
+            ) from None
+        if key not in self._results:
+            self._results[key] = self._check(protocol, files, given)
+        return self._results[key]
+
+    def _check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         decl = self._protocol(protocol)
         documents: dict[str, Any] = {}
         loaded: dict[str, Document] = {}

@@ -10,23 +10,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from engine.bundle.documents import Document
-from engine.bundle.protocol_bundle import ProtocolBundle, load_protocol_bundle, read_protocol_file
+from engine.bundle.protocol_bundle import (
+    ProtocolBundle,
+    bundle_has,
+    load_protocol_bundle,
+    read_protocol_file,
+)
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.compile import Context
-from engine.evaluate.facts import Facts
 from engine.evaluate.gates import CellError, run_table
-from engine.evaluate.inputs import GraphResult, evaluate_documents, located_problems
+from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
 from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
+from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
-from engine.graph.build import build_graph
 from engine.syntax import ast
 
 
@@ -80,9 +81,9 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
     """
     pinned = read_protocol_file(root) if root.is_dir() else None
     chosen = name or (pinned["protocol"] if pinned else None)
-    if chosen is None:
-        return None
     protocols = declared_protocols(program)
+    if chosen is None:
+        return protocol_by_documents(protocols, root) if root.is_dir() else None
     if chosen not in protocols:
         hint = did_you_mean(chosen, protocols) or (
             f"the rules declare: {', '.join(sorted(protocols)) or 'no protocol'}"
@@ -94,6 +95,26 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
     if pinned is not None:
         _check_pin(program, root, chosen, pinned)
     return protocols[chosen]
+
+
+def protocol_by_documents(
+    protocols: Mapping[str, ast.ProtocolDecl], root: Path
+) -> ast.ProtocolDecl | None:
+    """For a bundle that names no protocol: the one protocol whose required files the
+    bundle holds, the one requiring most of them where several do; None when no protocol
+    or more than one fits equally well."""
+    fits: list[tuple[int, str]] = []
+    for name, decl in protocols.items():
+        required = [d for d in decl.documents if not d.optional and not d.derived]
+        if any(d.given for d in required) or not required:
+            continue
+        if all(bundle_has(root, d.path) for d in required):
+            fits.append((len(required), name))
+    if not fits:
+        return None
+    best = max(size for size, _ in fits)
+    chosen = [name for size, name in fits if size == best]
+    return protocols[chosen[0]] if len(chosen) == 1 else None
 
 
 def _check_pin(program: Program, root: Path, chosen: str, pinned: dict[str, str]) -> None:
@@ -158,23 +179,16 @@ def derive_document(
             declare, or a cell of the table cannot be evaluated (the record would be wrong).
     """
     assert clause.table is not None
-    built = build_graph(
-        program.graph(graph),
-        {n: d.value for n, d in documents.items()},
-        {n: unquoted for n, d in documents.items() if (unquoted := d.member_unquoted())},
-    )
-    if built.problems:
-        raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
-    records_of = {n: d.record_lines for n, d in documents.items() if d.format == "jsonl"}
-    facts = Facts(program.ruleset.hashed.ruleset_hash, where[0], records_of, where[1])
-    table = run_table(program.table(clause.table.text), Context(built, facts))
+    ctx = documents_context(program, graph, documents, *where)
+    built = ctx.graph
+    table = run_table(program.table(clause.table.text), ctx)
     records: list[dict[str, Any]] = []
     problems: list[Diagnostic] = []
     for ids, values in table.rows:
         record: dict[str, Any] = {}
         for column, value in zip(table.columns, values, strict=True):
             try:
-                record[column] = _record_value(value, built.attrs)
+                record[column] = cell_data(value, built.attrs)
             except ValueError as error:
                 problems.append(_cell_problem(clause, table.hash, ids, column, str(error)))
         records.append(record)
@@ -198,25 +212,8 @@ def _cell_problem(
     )
 
 
-def _record_value(value: Any, nodes: dict[Any, dict[str, Any]]) -> Any:
-    """A table cell as a JSON value: exact numbers (a decimal when it has a finite decimal
-    form), a node as its id, a set as its sorted list. An error cell raises ValueError."""
+def cell_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]]) -> Any:
+    """A table cell as JSON data (a node as its id); an error cell raises ValueError."""
     if isinstance(value, CellError):
         raise ValueError(value.message)
-    if value.__class__ is tuple and value in nodes:
-        return nodes[value].get("id")
-    if isinstance(value, Fraction):
-        if value.denominator == 1:
-            return value.numerator
-        decimal = Decimal(value.numerator) / Decimal(value.denominator)
-        if Fraction(decimal) != value:
-            raise ValueError(f"{value} has no finite decimal form")
-        return decimal
-    if isinstance(value, list | tuple):
-        return [_record_value(item, nodes) for item in value]
-    if isinstance(value, frozenset | set):
-        items = [_record_value(item, nodes) for item in value]
-        return sorted(items, key=lambda item: canonical_json(item))
-    if isinstance(value, dict):
-        return {str(key): _record_value(item, nodes) for key, item in value.items()}
-    return value
+    return json_data(value, nodes)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -303,6 +304,22 @@ def unique(value: Any) -> bool:
     return len(items) == len(set(items))
 
 
+def sorted_unique(value: Any) -> list[Any]:
+    """The elements once each, in a fixed sorted order."""
+    kept: dict[Any, Any] = {}
+    for item in coll(value, "sorted_unique"):
+        kept.setdefault(hashable(item), item)
+    by_key = {key: item for key, item in kept.items()}
+    return [by_key[key] for key in _ordered(by_key)]
+
+
+def pluck(ctx: Context, value: Any, name: Any) -> list[Any]:
+    """The attribute or entry `name` of each element, in order."""
+    key = _text(name, "pluck")
+    attrs = ctx.graph.attrs
+    return [attr(attrs, item, key) for item in coll(value, "pluck")]
+
+
 def absolute(value: Any) -> Any:
     """Absolute value of a number."""
     return abs(number(value, "abs"))
@@ -410,7 +427,7 @@ def ruleset_hash(ctx: Context) -> str:
 
 
 def schema_sha256(name: Any) -> str:
-    """The sha256 of a shipped JSON Schema, by name (`response_contract`)."""
+    """The sha256 of a shipped JSON Schema, by name (`manifests/schemas/NAME.schema.json`)."""
     from engine.bundle.jsonschemas import schema_digest
 
     try:
@@ -513,24 +530,33 @@ def json_sha256(value: Any) -> str:
     from engine.freeze.canonical import canonical_json
 
     try:
-        raw = canonical_json(_json_value(value))
+        raw = canonical_json(json_data(value))
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
 
 
-def _json_value(value: Any) -> Any:
-    """A rule value as JSON data: whole exact numbers as integers, sets as sorted lists."""
+def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) -> Any:
+    """A rule value as JSON data: an exact number as an integer, or as a decimal when it
+    has a finite decimal form (else ValueError); a set as a sorted list; with `nodes`, a
+    node as its id (else a node is a ValueError)."""
     if isinstance(value, Fraction):
-        if value.denominator != 1:
-            raise ValueError(f"{value} is not a whole number")
-        return value.numerator
+        if value.denominator == 1:
+            return value.numerator
+        decimal = Decimal(value.numerator) / Decimal(value.denominator)
+        if Fraction(decimal) != value:
+            raise ValueError(f"{value} has no finite decimal form")
+        return decimal
+    if value.__class__ is tuple and nodes is not None and value in nodes:
+        return nodes[value].get("id")
+    if value.__class__ is tuple and len(value) == 2 and isinstance(value[0], str):
+        raise ValueError("a node is not a JSON value")
     if isinstance(value, list | tuple):
-        return [_json_value(item) for item in value]
+        return [json_data(item, nodes) for item in value]
     if isinstance(value, frozenset | set):
-        return [_json_value(item) for item in _ordered(value)]
+        return [json_data(item, nodes) for item in _ordered(value)]
     if isinstance(value, dict):
-        return {key: _json_value(item) for key, item in value.items()}
+        return {str(key): json_data(item, nodes) for key, item in value.items()}
     return value
 
 
@@ -542,6 +568,6 @@ def nested_check(ctx: Context, protocol: Any, files: Any, given: Any) -> Any:
     if not isinstance(files, dict) or not isinstance(given, dict):
         raise EvaluationError("`check` needs maps of the files and the given documents")
     try:
-        return checker(_text(protocol, "check"), files, given)
+        return checker(_text(protocol, "check"), json_data(files), json_data(given))
     except ValueError as error:
         raise EvaluationError(f"`check`: {error}") from None

@@ -256,7 +256,9 @@ def _side_polarities(op: str) -> tuple[int, int]:
 def _child_polarity(node: Any, field_name: str, polarity: int) -> int:
     if isinstance(node, ast.Unary):
         return -polarity
-    if isinstance(node, ast.Quantifier | ast.Aggregate | ast.Count | ast.Binding | ast.Ledger):
+    if isinstance(
+        node, ast.Quantifier | ast.Aggregate | ast.Count | ast.Select | ast.Binding | ast.Ledger
+    ):
         return 0 if field_name in ("where", "source") else polarity
     if isinstance(node, ast.Call | ast.MapLiteral | ast.SetLiteral):
         return polarity if isinstance(node, ast.MapLiteral) else 0

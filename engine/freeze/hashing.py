@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 
@@ -35,6 +35,8 @@ class HashedRuleset:
     declarations: tuple[HashedDeclaration, ...]
     ruleset_hash: str
     grammar_version: str
+    # by declaration, the sha256 of each file it depends on (a protocol's schemas)
+    files: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def by_name(self) -> dict[str, HashedDeclaration]:
         """Declarations by name."""
@@ -96,4 +98,5 @@ def hash_ruleset(checked: CheckedRuleset, grammar_version: str) -> HashedRuleset
         for d in checked.declarations()
     )
     total = ruleset_hash({d.name: (d.kind, d.hash) for d in hashed}, grammar_version)
-    return HashedRuleset(hashed, total, grammar_version)
+    files = {name: dict(info.attached) for name, info in checked.infos.items() if info.attached}
+    return HashedRuleset(hashed, total, grammar_version, files)

@@ -16,12 +16,13 @@ from engine.syntax import ast
 from engine.syntax.format import format_declaration
 from engine.syntax.parse import parse_text
 
-LOCK_VERSION = 1
+LOCK_VERSION = 2  # 2: each entry records the files it depends on (`files`)
 _LOCK_HEADER = 'ruleset locked version "lock"\n\n'
 
 
 def lock_document(hashed: HashedRuleset) -> dict[str, Any]:
-    """The lock as plain data, declarations in source order."""
+    """The lock as plain data, declarations in source order. Each entry records the sha256
+    of every file it depends on (a protocol's schemas), so the lock verifies without them."""
     entries = []
     for item in hashed.declarations:
         span = item.decl.span
@@ -37,6 +38,7 @@ def lock_document(hashed: HashedRuleset) -> dict[str, Any]:
                 "end_column": span.end_column,
                 "source": item.decl.note,
                 "text": format_declaration(item.decl) + "\n",
+                "files": dict(sorted(hashed.files.get(item.name, {}).items())),
             }
         )
     return {
@@ -89,7 +91,8 @@ def read_lock(path: Path) -> LockedRuleset:
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     parsed = ast.RuleFile(str(path), ast.Ident("locked"), "lock", tuple(declarations))
-    checked = check_rules([parsed])
+    recorded = {entry["name"]: entry["files"] for entry in entries if entry["files"]}
+    checked = check_rules([parsed], recorded)
     if not checked.ok:
         index_of = {entry["name"]: index for index, entry in enumerate(entries)}
         problems = [

@@ -60,14 +60,24 @@ def protocol_json(result: ProtocolResult, strict: bool = False) -> dict[str, Any
             "tables": [table_json(t) for t in _report_tables(result)],
         }
     )
+    if protocol.banners:
+        data["banners"] = banners(result)
     return data
+
+
+def banners(result: ProtocolResult) -> list[str]:
+    """The protocol's banners whose gates hold, in order."""
+    outcomes = result.graph.evaluation.outcomes
+    return [b.text for b in result.protocol.banners if outcomes.get(b.gate.text, False)]
 
 
 def protocol_text(result: ProtocolResult, *, markdown: bool = False, strict: bool = False) -> str:
     """The report for reading: the protocol, the admission and the verdict first, then the
     graph's inputs, findings, rules, the protocol's report tables and its decisions."""
     protocol = result.protocol
-    lines = [
+    shown = banners(result)
+    lines = [*shown, *([""] if shown else [])]
+    lines += [
         f"protocol {protocol.name.text} [{result.protocol_hash[:12]}]"
         + (f"  ({protocol.note})" if protocol.note else ""),
         f"bundle  {result.bundle.root}",
@@ -83,4 +93,5 @@ def protocol_text(result: ProtocolResult, *, markdown: bool = False, strict: boo
     if verdict is not None:
         lines += decision_text(verdict)[:1]
     body = graph_text(result.graph, markdown=markdown, strict=strict, tables=_report_tables(result))
-    return "\n".join(lines) + "\n" + body
+    tail = "".join(f"\n{text}\n" if i == 0 else f"{text}\n" for i, text in enumerate(shown))
+    return "\n".join(lines) + "\n" + body + tail

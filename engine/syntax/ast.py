@@ -129,6 +129,16 @@ class Aggregate:
 
 
 @dataclass(frozen=True, slots=True)
+class Select:
+    """`select(var in source where filter)`: the elements that pass the filter, in order."""
+
+    var: str
+    source: Expr
+    where: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Count:
     """`count(var in source where filter)`."""
 
@@ -200,6 +210,7 @@ Expr: TypeAlias = (
     | Quantifier
     | Aggregate
     | Count
+    | Select
     | SetLiteral
     | MapLiteral
     | Unary
@@ -453,8 +464,18 @@ class DocumentClause:
 
     @property
     def glob(self) -> bool:
-        """True when the path names many files (`truth/*.yaml`)."""
+        """True when the path names many files (`notes/*.yaml`)."""
         return "*" in self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """`banner "TEXT" when GATE`: a line every report of the bundle shows, first and last,
+    when the gate holds (`SYNTHETIC CAMPAIGN: ...`)."""
+
+    text: str
+    gate: Ident
+    span: Span = _span()
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,6 +495,7 @@ class ProtocolDecl:
     verdict: tuple[Ident, ...]
     report: tuple[Ident, ...]
     span: Span = _span()
+    banners: tuple[Banner, ...] = ()
 
 
 Declaration: TypeAlias = (

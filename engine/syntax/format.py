@@ -221,6 +221,8 @@ def _expr(expr: ast.Expr) -> tuple[str, int]:
         return f"{expr.op}({format_expr(expr.element)} for {head})", _POSTFIX
     if isinstance(expr, ast.Count):
         return f"count({_range(expr.var, expr.source, expr.where)})", _POSTFIX
+    if isinstance(expr, ast.Select):
+        return f"select({_range(expr.var, expr.source, expr.where)})", _POSTFIX
     if isinstance(expr, ast.SetLiteral):
         return "{" + _items(expr.items) + "}", _POSTFIX
     if isinstance(expr, ast.MapLiteral):
@@ -533,6 +535,9 @@ def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
     for keyword, idents in (("admission", decl.admission), ("verdict", decl.verdict)):
         for ident in idents:
             block.piece(block.add(f"{keyword} {ident.text}"), ident.span)
+    for banner in decl.banners:
+        text = f"banner {_quote(banner.text)} when {banner.gate.text}"
+        block.piece(block.add(text), banner.span)
     if decl.report:
         line = block.add(f"report {_names(decl.report)}")
         for ident in decl.report:

@@ -264,6 +264,7 @@ _EXPRESSIONS = (
     ast.Quantifier,
     ast.Aggregate,
     ast.Count,
+    ast.Select,
     ast.SetLiteral,
     ast.MapLiteral,
     ast.Unary,
@@ -487,6 +488,7 @@ class _Builder:
             return tuple(i for k, idents in clauses if k == keyword for i in idents)
 
         documents = tuple(d for k, d in clauses if k == "document")
+        banners = tuple(b for k, b in clauses if k == "banner")
         return ast.ProtocolDecl(
             self._ident(name),
             note,
@@ -496,6 +498,7 @@ class _Builder:
             named("verdict"),
             named("report"),
             span,
+            banners,
         )
 
     def _names_clause(self, keyword: str, children: list[Token]) -> tuple[str, Any]:
@@ -539,6 +542,10 @@ class _Builder:
             self._ident(name), "", format_, optional=bool(optional), span=span, given=True
         )
         return "document", document
+
+    def banner_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
+        text, gate = children
+        return "banner", ast.Banner(_unquote(text), self._ident(gate), span)
 
     def doc_schema(self, span: ast.Span, children: list[Token]) -> str:
         return _unquote(children[0])
@@ -744,6 +751,10 @@ class _Builder:
     def count(self, span: ast.Span, children: list[Any]) -> ast.Count:
         var, source, where = children
         return ast.Count(str(var), source, where, span)
+
+    def select(self, span: ast.Span, children: list[Any]) -> ast.Select:
+        var, source, where = children
+        return ast.Select(str(var), source, where, span)
 
     def set_literal(self, span: ast.Span, children: list[Any]) -> ast.SetLiteral:
         return ast.SetLiteral(tuple(c for c in children if c is not None), span)
