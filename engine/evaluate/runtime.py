@@ -55,12 +55,14 @@ def failure(error: BaseException) -> str:
 @dataclass(slots=True)
 class Context:
     """What one evaluation reads: a graph, the facts of the files it came from, the gate
-    outcomes known so far, a metric memo."""
+    outcomes known so far, a metric memo, the keyed indexes built so far."""
 
     graph: Graph
     facts: Facts = field(default_factory=Facts)
     gates: dict[str, bool] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    # The keyed indexes `having` builds, by kind and key attributes (see `KeyIndex`).
+    indexes: dict[tuple[str, tuple[str, ...]], KeyIndex] = field(default_factory=dict)
 
 
 def _shown(value: Any) -> str:
@@ -332,6 +334,82 @@ def union(*collections: Any) -> list[Any]:
 def of_kind(nodes: Any, kind: str) -> list[Any]:
     """The nodes of one kind."""
     return [n for n in coll(nodes, "of_kind") if n[0] == kind]
+
+
+# ---- keyed lookups (`having`) -------------------------------------------------------------
+
+_UNKEYED = object()  # a value that has no index key: the lookup scans the kind
+
+
+def _key(value: Any) -> Any:
+    """A dict key for a value such that values `eq` calls equal have equal keys.
+
+    Texts, numbers and null are their own keys: Python hashes `1`, `1.0` and `Fraction(1)`
+    alike, exactly as it compares them. A boolean is tagged, since `eq` never lets `true`
+    equal `1`. Any other value (a list, a map, ...) has no key. Two unequal values may
+    share a key (NaN); every lookup compares its candidates with `eq`, so a key only
+    narrows the candidates, it never decides.
+    """
+    if value.__class__ is bool:
+        return (bool, value)
+    if value is None or isinstance(value, str | int | float | Fraction):
+        return value
+    return _UNKEYED
+
+
+@dataclass(frozen=True, slots=True)
+class KeyIndex:
+    """The nodes of one kind by the keys of some of their attributes, built in one pass.
+
+    `buckets` maps a tuple of keys to the positions in `nodes` of the nodes that have them;
+    `unkeyed` holds the positions of nodes with an attribute that has no key, which every
+    lookup must consider.
+    """
+
+    nodes: tuple[Any, ...]
+    buckets: dict[tuple[Any, ...], list[int]]
+    unkeyed: tuple[int, ...]
+
+
+def key_index(graph: Graph, kind: str, names: tuple[str, ...]) -> KeyIndex:
+    """Index the nodes of `kind` by the attributes `names`."""
+    nodes = tuple(graph.by_kind.get(kind, ()))
+    attrs = graph.attrs
+    buckets: dict[tuple[Any, ...], list[int]] = {}
+    unkeyed = []
+    for position, node in enumerate(nodes):
+        values = attrs[node]
+        key = tuple(_key(values.get(name)) for name in names)
+        if _UNKEYED in key:
+            unkeyed.append(position)
+        else:
+            buckets.setdefault(key, []).append(position)
+    return KeyIndex(nodes, buckets, tuple(unkeyed))
+
+
+def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, ...]) -> list[Any]:
+    """The nodes of `kind` whose attribute `names[i]` equals `values[i]` for every i, by `eq`,
+    in graph order: what `u in kind where u.a == x and ...` binds, through an index built
+    on the first lookup of these attributes in this context."""
+    index = ctx.indexes.get((kind, names))
+    if index is None:
+        index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
+    key = tuple(_key(value) for value in values)
+    candidates: Iterable[int]
+    if _UNKEYED in key:
+        candidates = range(len(index.nodes))
+    elif index.unkeyed:
+        candidates = sorted([*index.buckets.get(key, ()), *index.unkeyed])
+    else:
+        candidates = index.buckets.get(key, ())
+    attrs, nodes, pairs = ctx.graph.attrs, index.nodes, tuple(zip(names, values, strict=True))
+    found = []
+    for position in candidates:
+        node = nodes[position]
+        node_attrs = attrs[node]
+        if all(eq(node_attrs.get(name), value) for name, value in pairs):
+            found.append(node)
+    return found
 
 
 def id_count(graph: Graph, node: Any) -> int:
