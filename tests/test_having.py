@@ -1,14 +1,16 @@
 """`having(KIND, {"attr": value, ...})`: the keyed lookup binds exactly what the scan binds.
 
 The property tests build random graphs whose attributes mix the values `==` treats
-specially (`1`, `1.0`, `Fraction(1)`, `"1"`, `true`, null and missing, lists, maps, NaN)
-and compare, binding by binding and in order, `for u in having(row, {...})` with the
-filtered scan `for u in row where u.a == p.a and ...` it replaces, both compiled by the
-engine. The checker's refusals of a malformed lookup go through the CLI.
+specially (`1`, `1.0`, `Fraction(1)`, `"1"`, `true`, null and missing, lists, maps, NaN,
+values without an index key such as `Decimal(1)`) and compare, binding by binding and in
+order, `for u in having(row, {...})` with the filtered scan `for u in row where u.a ==
+p.a and ...` it replaces, both compiled by the engine. The checker's refusals of a
+malformed lookup go through the CLI.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,8 @@ VALUES = st.sampled_from(
         {"k": 1},
         {"k": 1.0},
         float("nan"),
+        Decimal(1),  # no key: equal to 1, found by comparing record by record
+        Decimal("0.5"),
     ]
 )
 RECORD = st.fixed_dictionaries({"a": VALUES, "b": VALUES})

@@ -338,22 +338,24 @@ def of_kind(nodes: Any, kind: str) -> list[Any]:
 
 # ---- keyed lookups (`having`) -------------------------------------------------------------
 
-_UNKEYED = object()  # a value that has no index key: the lookup scans the kind
+_UNKEYED = object()  # a value without an index key: compared with `eq` record by record
+_NOTHING = object()  # a value `eq` finds equal to nothing, itself included (NaN)
 
 
 def _key(value: Any) -> Any:
-    """A dict key for a value such that values `eq` calls equal have equal keys.
+    """The dict key of a value: two values have equal keys exactly when `eq` calls them equal.
 
     Texts, numbers and null are their own keys: Python hashes `1`, `1.0` and `Fraction(1)`
-    alike, exactly as it compares them. A boolean is tagged, since `eq` never lets `true`
-    equal `1`. Any other value (a list, a map, ...) has no key. Two unequal values may
-    share a key (NaN); every lookup compares its candidates with `eq`, so a key only
-    narrows the candidates, it never decides.
+    alike and compares them as `eq` does. A boolean is tagged, since `eq` never lets `true`
+    equal `1`. NaN equals nothing (a dict would match it by identity). Any other value (a
+    list, a map, ...) has no key and is compared with `eq`.
     """
     if value.__class__ is bool:
         return (bool, value)
-    if value is None or isinstance(value, str | int | float | Fraction):
+    if value is None or isinstance(value, str | int | Fraction):
         return value
+    if isinstance(value, float):
+        return value if value == value else _NOTHING
     return _UNKEYED
 
 
@@ -361,13 +363,14 @@ def _key(value: Any) -> Any:
 class KeyIndex:
     """The nodes of one kind by the keys of some of their attributes, built in one pass.
 
-    `buckets` maps a tuple of keys to the positions in `nodes` of the nodes that have them;
-    `unkeyed` holds the positions of nodes with an attribute that has no key, which every
-    lookup must consider.
+    `buckets` maps a tuple of keys to the nodes that have them, in graph order: the whole
+    answer of a lookup by those keys. `unkeyed` holds the positions in `nodes` of the
+    nodes with an attribute that has no key, which every lookup compares with `eq`; a node
+    with a NaN attribute is in neither, since no lookup can find it.
     """
 
     nodes: tuple[Any, ...]
-    buckets: dict[tuple[Any, ...], list[int]]
+    buckets: dict[tuple[Any, ...], list[Any]]
     unkeyed: tuple[int, ...]
 
 
@@ -375,15 +378,17 @@ def key_index(graph: Graph, kind: str, names: tuple[str, ...]) -> KeyIndex:
     """Index the nodes of `kind` by the attributes `names`."""
     nodes = tuple(graph.by_kind.get(kind, ()))
     attrs = graph.attrs
-    buckets: dict[tuple[Any, ...], list[int]] = {}
+    buckets: dict[tuple[Any, ...], list[Any]] = {}
     unkeyed = []
     for position, node in enumerate(nodes):
         values = attrs[node]
         key = tuple(_key(values.get(name)) for name in names)
+        if _NOTHING in key:
+            continue
         if _UNKEYED in key:
             unkeyed.append(position)
         else:
-            buckets.setdefault(key, []).append(position)
+            buckets.setdefault(key, []).append(node)
     return KeyIndex(nodes, buckets, tuple(unkeyed))
 
 
@@ -395,21 +400,23 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
     key = tuple(_key(value) for value in values)
-    candidates: Iterable[int]
-    if _UNKEYED in key:
-        candidates = range(len(index.nodes))
-    elif index.unkeyed:
-        candidates = sorted([*index.buckets.get(key, ()), *index.unkeyed])
-    else:
-        candidates = index.buckets.get(key, ())
     attrs, nodes, pairs = ctx.graph.attrs, index.nodes, tuple(zip(names, values, strict=True))
-    found = []
-    for position in candidates:
-        node = nodes[position]
+
+    def matches(node: Any) -> bool:
         node_attrs = attrs[node]
-        if all(eq(node_attrs.get(name), value) for name, value in pairs):
-            found.append(node)
-    return found
+        return all(eq(node_attrs.get(name), value) for name, value in pairs)
+
+    if _UNKEYED in key:
+        return [node for node in nodes if matches(node)]
+    found = [] if _NOTHING in key else index.buckets.get(key, [])
+    if not index.unkeyed:
+        return list(found)
+    extra = [position for position in index.unkeyed if matches(nodes[position])]
+    if not extra:
+        return list(found)
+    by_position = {node: position for position, node in enumerate(nodes)}
+    merged = sorted([*(by_position[node] for node in found), *extra])
+    return [nodes[position] for position in merged]
 
 
 def id_count(graph: Graph, node: Any) -> int:
