@@ -81,6 +81,17 @@ BUILTINS: tuple[Builtin, ...] = (
         None,
     ),
     Builtin(
+        "having",
+        2,
+        'having(KIND, {"attr": value, ...})',
+        "nodes of KIND",
+        "the nodes of `KIND` whose attributes equal the values, each as `==` compares "
+        "(null matches a missing attribute); the same nodes, in the same order, as "
+        "`u in KIND where u.attr == value and ...`, found through an index built once per "
+        "graph: a lookup costs the size of its answer, not of the kind",
+        None,
+    ),
+    Builtin(
         "line_count",
         1,
         "line_count(text)",

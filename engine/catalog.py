@@ -167,6 +167,12 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "RULE_RUNS_NOWHERE",
                 "a rule that reads no kind, so runs on no graph and is never evaluated",
             ),
+            (
+                "QUADRATIC_SCAN",
+                "a count, quantifier or aggregate over a whole kind picks records by `==` "
+                "against an outer variable: the kind is read once per binding; look the "
+                'records up with `having(KIND, {"attr": value})`',
+            ),
         ),
     )
     + _entries(

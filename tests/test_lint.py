@@ -40,7 +40,14 @@ class Case:
 # Warnings about declarations that never matter: most files here have some, and each
 # case below is about something else, so they are left out unless the case names one.
 USAGE_CODES = frozenset(
-    {"UNUSED_CONST", "UNUSED_METRIC", "UNUSED_CODE", "GATE_UNREAD", "RULE_RUNS_NOWHERE"}
+    {
+        "UNUSED_CONST",
+        "UNUSED_METRIC",
+        "UNUSED_CODE",
+        "GATE_UNREAD",
+        "RULE_RUNS_NOWHERE",
+        "QUADRATIC_SCAN",
+    }
 )
 
 CASES = (
@@ -170,6 +177,16 @@ CASES = (
         "gate `arithmetic_holds` reads no kind, so it runs on no graph and is never evaluated",
         3,
         6,
+        severity="warning",
+    ),
+    Case(
+        "quadratic_scan",
+        "QUADRATIC_SCAN",
+        "`j in item` compares `j.group` with a value of an outer variable: every item is "
+        "read once per binding, which grows with the square of the input",
+        8,
+        11,
+        'look the records up by key: `having(item, {"group": i.group})`',
         severity="warning",
     ),
     Case(
@@ -595,6 +612,38 @@ def test_kinds_may_name_each_other() -> None:
     """A kind whose attribute is of its own kind (or of a kind naming it back) is no cycle."""
     exit_code, report = lint_json(DATA / "kind_cycle_is_fine.rules")
     assert (exit_code, report["diagnostics"]) == (0, [])
+
+
+def test_only_a_scan_per_record_of_the_input_is_quadratic(tmp_path: Path) -> None:
+    """A variable over a constant set, a navigation, a lookup or a filter on a constant reads
+    a kind once per constant or per record's own edges: no QUADRATIC_SCAN. A metric whose
+    parameter is a record, or a scan nested in another over the input, does."""
+    path = tmp_path / "scans.rules"
+    path.write_text(
+        'ruleset scans version "1"\nconst arms = {"A", "B"}\n'
+        'kind item of g\n  records items ""\n  attr arm: text\n  edge next -> item\n'
+        "gate per_arm\n  for arm in arms\n  require count(i in item where i.arm == arm) >= 0\n"
+        'gate constant\n  for i in item\n  require count(j in item where j.arm == "A") >= 0\n'
+        "gate navigated\n  for i in item\n  require all(j in i -> next: j.arm == i.arm)\n"
+        'gate looked_up\n  for i in item\n  require len(having(item, {"arm": i.arm})) >= 1\n'
+        "metric same_arm(i: item) = count(j in item where i.arm == j.arm)\n"
+        "gate by_metric\n  for i in item\n  require same_arm(i) >= 1\n"
+        "gate nested\n  require all(i in item: exists(j in item: j.arm == i.arm))\n",
+        encoding="utf-8",
+    )
+    exit_code, report = lint_json(path)
+    assert exit_code == 0
+    found = [
+        (d["rule"], d["location"]["line"])
+        for d in report["diagnostics"]
+        if d["code"] == "QUADRATIC_SCAN"
+    ]
+    assert found == [("same_arm", 19), ("nested", 24)]
+
+
+def test_shipped_rules_scan_no_kind_per_record() -> None:
+    _, report = lint_json(ROOT / "rules")
+    assert [d for d in report["diagnostics"] if d["code"] == "QUADRATIC_SCAN"] == []
 
 
 def test_shipped_rules_lint_clean() -> None:

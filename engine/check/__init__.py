@@ -14,7 +14,7 @@ from engine.check.protocols import derived_problems, entries_off_graph
 from engine.check.symbols import SymbolTable, build_symbols, location
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
-from engine.check.usage import usage_warnings
+from engine.check.usage import scan_warnings, usage_warnings
 from engine.errors import Diagnostic, sorted_diagnostics
 from engine.syntax import ast
 
@@ -72,6 +72,7 @@ def check_rules(
                 diagnostics += check_transitions(decl)
             infos.setdefault(decl.name.text, info)
     diagnostics += checker.diagnostics
+    diagnostics += scan_warnings(symbols)
     cycles = _cycles(symbols, infos)
     diagnostics += cycles
     graphs: dict[str, frozenset[str]] = {}

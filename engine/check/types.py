@@ -522,6 +522,8 @@ class TypeChecker:
     def _call(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
         if node.func == "passed" and node.func not in self.symbols.metrics:
             return self._passed(node)
+        if node.func == "having" and node.func not in self.symbols.metrics:
+            return self._having(node, scope, constant)
         args = [self.expr(arg, scope, constant) for arg in node.args]
         metric = self.symbols.metrics.get(node.func)
         if metric is not None:
@@ -664,6 +666,56 @@ class TypeChecker:
             return BOOL
         self.info.references.add(target.id)
         return BOOL
+
+    def _having(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
+        """`having(KIND, {"attr": value, ...})`: a kind name, then a map written out whose
+        keys are attributes of the kind and whose values could equal them."""
+        if len(node.args) != 2:
+            for arg in node.args:
+                self.expr(arg, scope, constant)
+            self.error(
+                "ARITY_MISMATCH", f"`having` takes 2 arguments, got {len(node.args)}", node.span
+            )
+            return ANY
+        kind, keys = node.args
+        self.expr(kind, scope, constant)
+        if not (
+            isinstance(kind, ast.Name) and kind.id not in scope and kind.id in self.symbols.kinds
+        ):
+            self.error("TYPE_MISMATCH", "`having` needs a kind name first", kind.span)
+            return self._having_keys(keys, None, scope, constant)
+        return self._having_keys(keys, kind.id, scope, constant)
+
+    def _having_keys(
+        self, keys: ast.Expr, kind: str | None, scope: dict[str, Type], constant: bool
+    ) -> Type:
+        found = nodes((kind,)) if kind is not None else ANY
+        if not isinstance(keys, ast.MapLiteral):
+            self.expr(keys, scope, constant)
+            self.error(
+                "TYPE_MISMATCH",
+                "`having` needs its keys written out second, as a map of attribute names to values",
+                keys.span,
+                'e.g. `having(result, {"trial": r.trial, "run": r.run})`',
+            )
+            return found
+        names = [name for name, _ in keys.entries]
+        for name in sorted({name for name in names if names.count(name) > 1}):
+            self.error("DUPLICATE_NAME", f"map key `{name}` appears twice", keys.span)
+        record = Type("node", kinds=(kind,)) if kind is not None else ANY
+        for name, value in keys.entries:
+            value_type = self.expr(value, scope, constant)
+            attribute = ast.Attribute(ast.Name("@record"), name, value.span)
+            expected = self._attribute(attribute, {"@record": record}, constant)
+            if not _compatible(expected, value_type):
+                self.error(
+                    "UNIT_MISMATCH"
+                    if value_type.tag == expected.tag == "number"
+                    else "TYPE_MISMATCH",
+                    f"`having` compares `{name}` ({expected.render()}) with {value_type.render()}",
+                    value.span,
+                )
+        return found
 
     def _union(self, node: ast.Call, args: list[Type]) -> Type:
         if not args:

@@ -1,18 +1,24 @@
-"""Warnings for declarations that can never matter: unused, unread, or running nowhere.
+"""Warnings for declarations that can never matter (unused, unread, or running nowhere)
+and for scans that grow with the square of the input.
 
 None of these makes a ruleset wrong, so each is a warning; `rulecheck lint --strict`
 makes them errors. A gate nothing reads decides nothing, and a rule that reads no kind
 runs on no graph: its outcome would never be computed, which must not look like a pass.
+A count, quantifier or aggregate over a whole kind that picks records by `==` against a
+variable bound outside it reads every record of the kind once per outer binding; the
+keyed lookup `having` finds the same records through an index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping
 
 from engine.check.symbols import SymbolTable, location
 from engine.check.types import DeclInfo
 from engine.errors import Diagnostic
 from engine.syntax import ast
+from engine.syntax.format import format_expr
 
 _UNUSED = {
     ast.ConstDecl: ("UNUSED_CONST", "constant"),
@@ -53,3 +59,169 @@ def _warning(code: str, message: str, decl: ast.Declaration) -> Diagnostic:
     return Diagnostic(
         code, message, location(decl.name.span), severity="warning", rule=decl.name.text
     )
+
+
+# ---- quadratic scans -----------------------------------------------------------------------
+
+_Scan = ast.Quantifier | ast.Count | ast.Aggregate
+
+
+def scan_warnings(symbols: SymbolTable) -> list[Diagnostic]:
+    """A QUADRATIC_SCAN warning for each count, quantifier or aggregate over a whole kind
+    whose filter or condition compares its variable's attribute by `==` with a value that
+    depends on a variable bound outside it (`count(u in K where u.a == t.a)`)."""
+    warnings: list[Diagnostic] = []
+    for name, decl in symbols.declarations.items():
+        for scan, keys in _scans(decl, symbols):
+            source = scan.source
+            assert isinstance(source, ast.Name)
+            written = ", ".join(f'"{attribute}": {value}' for attribute, value in keys)
+            message = (
+                f"`{scan.var} in {source.id}` compares "
+                + ", ".join(f"`{scan.var}.{attribute}`" for attribute, _ in keys)
+                + f" with a value of an outer variable: every {source.id} is read once per "
+                "binding, which grows with the square of the input"
+            )
+            hint = f"look the records up by key: `having({source.id}, {{{written}}})`"
+            warnings.append(
+                Diagnostic(
+                    "QUADRATIC_SCAN",
+                    message,
+                    location(scan.span),
+                    hint=hint,
+                    severity="warning",
+                    rule=name,
+                )
+            )
+    return warnings
+
+
+def _scans(
+    decl: ast.Declaration, symbols: SymbolTable
+) -> Iterator[tuple[_Scan, list[tuple[str, str]]]]:
+    """The quadratic scans of a declaration, each with its keys (attribute, outer value)."""
+    match decl:
+        case ast.MetricDecl():
+            params = {p.name.text: p.type.text in symbols.kinds for p in decl.params}
+            yield from _expression_scans(decl.body, params, symbols)
+        case ast.LinkDecl() | ast.GateDecl() | ast.TableDecl() | ast.BudgetDecl():
+            scope: dict[str, bool] = {}
+            for binding in decl.bindings:
+                yield from _expression_scans(binding.source, scope, symbols)
+                scope = {**scope, binding.var.text: _reads_input(binding.source, scope, symbols)}
+                if binding.where is not None:
+                    yield from _expression_scans(binding.where, scope, symbols)
+            for part, bound in _rule_parts(decl, scope, symbols):
+                yield from _expression_scans(part, bound, symbols)
+
+
+def _rule_parts(
+    decl: ast.LinkDecl | ast.GateDecl | ast.TableDecl | ast.BudgetDecl,
+    scope: dict[str, bool],
+    symbols: SymbolTable,
+) -> list[tuple[ast.Expr, dict[str, bool]]]:
+    """The expressions a rule evaluates at each binding, each with the variables it sees."""
+    match decl:
+        case ast.LinkDecl() | ast.GateDecl():
+            return [(decl.require, scope)]
+        case ast.TableDecl():
+            return [(column.expr, scope) for column in decl.columns]
+    ledger = decl.ledger
+    entry = {**scope, ledger.var.text: _reads_input(ledger.source, scope, symbols)}
+    parts = [(ledger.source, scope), (decl.ceiling, scope), (ledger.order, entry)]
+    parts += [(expr, entry) for expr in (ledger.where, decl.total, decl.reserve) if expr]
+    return parts
+
+
+def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -> bool:
+    """Whether a value may vary with the input: it names a kind, navigates, calls a metric
+    or reads a variable that varies (a `for arm in first_round_arms` does not)."""
+    stack: list[object] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            if scope.get(node.id, node.id in symbols.kinds):
+                return True
+        elif isinstance(node, ast.Navigate | ast.Call) and (
+            isinstance(node, ast.Navigate) or node.func in symbols.metrics
+        ):
+            return True
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+    return False
+
+
+def _expression_scans(
+    expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable
+) -> Iterator[tuple[_Scan, list[tuple[str, str]]]]:
+    stack: list[tuple[object, dict[str, bool]]] = [(expr, scope)]
+    while stack:
+        node, bound = stack.pop()
+        if isinstance(node, _Scan):
+            stack.append((node.source, bound))
+            inner = {**bound, node.var: _reads_input(node.source, bound, symbols)}
+            parts = [node.where, node.element if isinstance(node, ast.Aggregate) else None]
+            parts.append(node.body if isinstance(node, ast.Quantifier) else None)
+            stack += [(part, inner) for part in parts if part is not None]
+            whole_kind = (
+                isinstance(node.source, ast.Name)
+                and node.source.id not in bound
+                and node.source.id in symbols.kinds
+            )
+            conditions = [node.where]
+            if isinstance(node, ast.Quantifier):
+                conditions.append(node.body)
+            varying = frozenset(name for name, varies in bound.items() if varies)
+            keys = [
+                key
+                for condition in conditions
+                if condition is not None
+                for key in _keys(condition, node.var, varying)
+            ]
+            if whole_kind and keys:
+                yield node, keys
+        elif isinstance(node, tuple):
+            stack += [(item, bound) for item in reversed(node)]
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
+            stack += [(getattr(node, f.name), bound) for f in reversed(dataclasses.fields(node))]
+
+
+def _conjuncts(expr: ast.Expr) -> Iterator[ast.Expr]:
+    if isinstance(expr, ast.BoolOp) and expr.op == "and":
+        for operand in expr.operands:
+            yield from _conjuncts(operand)
+    else:
+        yield expr
+
+
+def _keys(condition: ast.Expr, var: str, outer: frozenset[str]) -> Iterator[tuple[str, str]]:
+    """`(attribute, value as written)` for each conjunct `var.attribute == value` whose value
+    reads a variable of `outer` (the outer variables that vary with the input), not `var`."""
+    for part in _conjuncts(condition):
+        if not (isinstance(part, ast.Binary) and part.op == "=="):
+            continue
+        for mine, other in ((part.left, part.right), (part.right, part.left)):
+            if not (
+                isinstance(mine, ast.Attribute)
+                and isinstance(mine.target, ast.Name)
+                and mine.target.id == var
+            ):
+                continue
+            names = set(_names(other))
+            if var not in names and names & outer:
+                yield mine.name, format_expr(other)
+                break
+
+
+def _names(expr: object) -> Iterator[str]:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, tuple):
+            stack.extend(node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))

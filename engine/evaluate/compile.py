@@ -36,7 +36,7 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = 
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ median mean minimum maximum "
-    "total node_ids union of_kind id_count gate bound truth navigate items failure"
+    "total node_ids union of_kind having id_count gate bound truth navigate items failure"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
@@ -250,7 +250,7 @@ class Compiler:
                 and node.id not in scope
                 and node.id in self.symbols.kinds
             )
-            or (isinstance(node, ast.Call) and node.func in ("union", "of_kind"))
+            or (isinstance(node, ast.Call) and node.func in ("union", "of_kind", "having"))
         )
         return code if produces_collection else f"_coll({code})"
 
@@ -261,7 +261,7 @@ class Compiler:
                 return node.id not in scope and node.id in self.symbols.kinds
             case ast.Navigate():
                 return True
-            case ast.Call(func="of_kind"):
+            case ast.Call(func="of_kind" | "having"):
                 return True
             case ast.Call(func="union"):
                 return all(self._yields_nodes(arg, scope) for arg in node.args)
@@ -362,6 +362,8 @@ class Compiler:
             target = node.args[0]
             assert isinstance(target, ast.Name)
             return f"_gate(ctx, {target.id!r})"
+        if node.func == "having" and node.func not in self.symbols.metrics:
+            return self._having(node, scope)
         args = [self._e(arg, scope) for arg in node.args]
         if node.func in self.symbols.metrics:
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
@@ -386,6 +388,14 @@ class Compiler:
             case "id_count":
                 return f"_id_count(G, {args[0]})"
         raise TypeError(f"unknown built-in `{node.func}`")  # pragma: no cover
+
+    def _having(self, node: ast.Call, scope: dict[str, str]) -> str:
+        """`having(KIND, {"a": x, ...})`: a lookup in the context's index of KIND by `a`, ..."""
+        kind, keys = node.args
+        assert isinstance(kind, ast.Name) and isinstance(keys, ast.MapLiteral)
+        names = tuple(name for name, _ in keys.entries)
+        values = "".join(f"{self._e(value, scope)}, " for _, value in keys.entries)
+        return f"_having(ctx, {kind.id!r}, {names!r}, ({values}))"
 
     def _binary(self, node: ast.Binary, scope: dict[str, str]) -> str:
         left, right = self._e(node.left, scope), self._e(node.right, scope)

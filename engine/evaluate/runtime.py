@@ -56,12 +56,14 @@ def failure(error: BaseException) -> str:
 @dataclass(slots=True)
 class Context:
     """What one evaluation reads: a graph, the facts of the files it came from, the gate
-    outcomes known so far, a metric memo."""
+    outcomes known so far, a metric memo, the keyed indexes built so far."""
 
     graph: Graph
     facts: Facts = field(default_factory=Facts)
     gates: dict[str, bool] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    # The keyed indexes `having` builds, by kind and key attributes (see `KeyIndex`).
+    indexes: dict[tuple[str, tuple[str, ...]], KeyIndex] = field(default_factory=dict)
 
 
 def _shown(value: Any) -> str:
@@ -349,6 +351,89 @@ def union(*collections: Any) -> list[Any]:
 def of_kind(nodes: Any, kind: str) -> list[Any]:
     """The nodes of one kind."""
     return [n for n in coll(nodes, "of_kind") if n[0] == kind]
+
+
+# ---- keyed lookups (`having`) -------------------------------------------------------------
+
+_UNKEYED = object()  # a value without an index key: compared with `eq` record by record
+_NOTHING = object()  # a value `eq` finds equal to nothing, itself included (NaN)
+
+
+def _key(value: Any) -> Any:
+    """The dict key of a value: two values have equal keys exactly when `eq` calls them equal.
+
+    Texts, numbers and null are their own keys: Python hashes `1`, `1.0` and `Fraction(1)`
+    alike and compares them as `eq` does. A boolean is tagged, since `eq` never lets `true`
+    equal `1`. NaN equals nothing (a dict would match it by identity). Any other value (a
+    list, a map, ...) has no key and is compared with `eq`.
+    """
+    if value.__class__ is bool:
+        return (bool, value)
+    if value is None or isinstance(value, str | int | Fraction):
+        return value
+    if isinstance(value, float):
+        return value if value == value else _NOTHING
+    return _UNKEYED
+
+
+@dataclass(frozen=True, slots=True)
+class KeyIndex:
+    """The nodes of one kind by the keys of some of their attributes, built in one pass.
+
+    `buckets` maps a tuple of keys to the nodes that have them, in graph order: the whole
+    answer of a lookup by those keys. `unkeyed` holds the positions in `nodes` of the
+    nodes with an attribute that has no key, which every lookup compares with `eq`; a node
+    with a NaN attribute is in neither, since no lookup can find it.
+    """
+
+    nodes: tuple[Any, ...]
+    buckets: dict[tuple[Any, ...], list[Any]]
+    unkeyed: tuple[int, ...]
+
+
+def key_index(graph: Graph, kind: str, names: tuple[str, ...]) -> KeyIndex:
+    """Index the nodes of `kind` by the attributes `names`."""
+    nodes = tuple(graph.by_kind.get(kind, ()))
+    attrs = graph.attrs
+    buckets: dict[tuple[Any, ...], list[Any]] = {}
+    unkeyed = []
+    for position, node in enumerate(nodes):
+        values = attrs[node]
+        key = tuple(_key(values.get(name)) for name in names)
+        if _NOTHING in key:
+            continue
+        if _UNKEYED in key:
+            unkeyed.append(position)
+        else:
+            buckets.setdefault(key, []).append(node)
+    return KeyIndex(nodes, buckets, tuple(unkeyed))
+
+
+def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, ...]) -> list[Any]:
+    """The nodes of `kind` whose attribute `names[i]` equals `values[i]` for every i, by `eq`,
+    in graph order: what `u in kind where u.a == x and ...` binds, through an index built
+    on the first lookup of these attributes in this context."""
+    index = ctx.indexes.get((kind, names))
+    if index is None:
+        index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
+    key = tuple(_key(value) for value in values)
+    attrs, nodes, pairs = ctx.graph.attrs, index.nodes, tuple(zip(names, values, strict=True))
+
+    def matches(node: Any) -> bool:
+        node_attrs = attrs[node]
+        return all(eq(node_attrs.get(name), value) for name, value in pairs)
+
+    if _UNKEYED in key:
+        return [node for node in nodes if matches(node)]
+    found = [] if _NOTHING in key else index.buckets.get(key, [])
+    if not index.unkeyed:
+        return list(found)
+    extra = [position for position in index.unkeyed if matches(nodes[position])]
+    if not extra:
+        return list(found)
+    by_position = {node: position for position, node in enumerate(nodes)}
+    merged = sorted([*(by_position[node] for node in found), *extra])
+    return [nodes[position] for position in merged]
 
 
 def id_count(graph: Graph, node: Any) -> int:

@@ -358,6 +358,15 @@ def campaign_section() -> str:
     return campaign_bench.section((1_000, 10_000))
 
 
+@section("trials")
+def trials_section() -> str:
+    """`rulecheck evaluate trials` and `check` on trial sets of 1,000 to 10,000 trials."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import trials_bench
+
+    return trials_bench.section((1_000, 2_000, 4_000, 10_000))
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
