@@ -183,6 +183,17 @@ BUILTINS: tuple[Builtin, ...] = (
         context=True,
     ),
     Builtin(
+        "file_lines",
+        3,
+        "file_lines(path, start, end)",
+        "text or null",
+        "the exact text of the inclusive 1-based physical lines `start`..`end` of the bundle's "
+        "UTF-8 file at the relative `path`, line ends included; null when the file is absent, "
+        "leaves the bundle, is not UTF-8 or has fewer lines",
+        "file_lines",
+        context=True,
+    ),
+    Builtin(
         "lock_ruleset_hash",
         1,
         "lock_ruleset_hash(path)",

@@ -225,7 +225,8 @@ class Campaign:
     """Every document of a campaign bundle as plain data (paths as in docs/campaign-format.md).
 
     `packets` is keyed by packet ID (`P1`), `answers` by session ID, `prompts` by role,
-    `truth` by task ID; `tasks` is the whole tasks.yaml document.
+    `truth` by task ID; `tasks` is the whole tasks.yaml document. `sources` holds each cited
+    file at its corpus commit, by its sha256 (written as `sources/SHA256`).
     """
 
     manifest: dict[str, Any]
@@ -239,6 +240,7 @@ class Campaign:
     truth: dict[str, dict[str, Any]]
     adjudications: list[dict[str, Any]]
     adjudication_manifest: dict[str, Any]
+    sources: dict[str, bytes]
 
 
 # ---- serialization (the exact bytes write_campaign puts on disk) -----------------------------
@@ -298,6 +300,8 @@ def measured_inputs(campaign: Campaign) -> list[tuple[str, str, bytes]]:
         items.append(
             ("packet", f"packets/{packet_id}.json", json_bytes(campaign.packets[packet_id]))
         )
+    for digest in sorted(campaign.sources):
+        items.append(("source", f"sources/{digest}", campaign.sources[digest]))
     items.append(("task_registry", "tasks.yaml", yaml_bytes(campaign.tasks)))
     for task_id in sorted(campaign.truth, key=_number):
         items.append(("truth", f"truth/{task_id}.yaml", yaml_bytes(campaign.truth[task_id])))
@@ -590,6 +594,20 @@ def _scaled(meter: Mapping[str, int], tokens: float, time: float) -> dict[str, i
     return scaled
 
 
+def _cut_from_source(packet: dict[str, Any], sources: dict[str, bytes]) -> None:
+    """Make the packet's excerpts authentic: each file is the excerpts of it in line order
+    (they cover it), stored by its sha256, which every excerpt of it records."""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for item in packet["items"]:
+        by_path.setdefault(item["path"], []).append(item)
+    for items in by_path.values():
+        data = "".join(i["text"] for i in sorted(items, key=lambda i: i["start_line"]))
+        digest = sha256_hex(data.encode("utf-8"))
+        sources[digest] = data.encode("utf-8")
+        for item in items:
+            item["file_sha256"] = digest
+
+
 def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     """The default ADVANCE campaign for `seed`, or a variant (see the module docstring)."""
     opts = _Options.parse(options)
@@ -600,6 +618,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     repositories = sorted({repo for _, repo, _ in all_tasks})
     corpus_commits = {repo: _commit(f"{seed}\x1fcorpus\x1f{repo}") for repo in repositories}
     packets: dict[str, dict[str, Any]] = {}
+    sources: dict[str, bytes] = {}
     task_entries = []
     truth: dict[str, dict[str, Any]] = {}
     for task_id, repo, stratum in sorted(all_tasks, key=lambda t: _number(t[0])):
@@ -607,6 +626,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         packet = _GENERATE.make_packet(n)
         packet["repository"] = repo
         packet["commit"] = corpus_commits[repo]
+        _cut_from_source(packet, sources)
         packets[packet["packet_id"]] = packet
         task_entries.append(
             {
@@ -894,6 +914,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         truth=truth,
         adjudications=adjudications,
         adjudication_manifest=adjudication_manifest,
+        sources=sources,
     )
     return rehash_campaign(campaign)
 

@@ -244,6 +244,20 @@ def _m_draft_edited_after_receipt(c: Campaign) -> None:
     c.answers[draft]["final"]["claims"][0]["text"] += " (edited after the receipt)"
 
 
+def _m_packet_commit(c: Campaign) -> None:
+    c.packets["P7"]["commit"] = "f" * 40  # re-hashed as a freezer would: only the rule sees it
+
+
+def _m_excerpt_byte(c: Campaign) -> None:
+    item = c.packets["P6"]["items"][2]
+    item["text"] = item["text"].replace("= ", "=  ", 1)  # one byte, same lines and file hash
+
+
+def _m_source_unmeasured(c: Campaign) -> None:
+    digest = c.packets["P5"]["items"][0]["file_sha256"]
+    c.manifest["inputs"] = [i for i in c.manifest["inputs"] if i["path"] != f"sources/{digest}"]
+
+
 def _m_frozen_after_start(c: Campaign) -> None:
     first = min(c.requests, key=lambda q: q["start_monotonic_s"])
     c.manifest["frozen_at"] = first["start_utc"].replace(":05Z", ":06Z")
@@ -413,7 +427,8 @@ def _m_truth_count(c: Campaign) -> None:
 
 
 def _m_packet(c: Campaign) -> None:
-    c.packets["P11"]["items"][0]["text"] += "extra line\n"
+    items = c.packets["P11"]["items"]  # a 13th item: authentic, cited by no answer, one too many
+    items.append({**items[0], "id": f"E{len(items) + 1}"})
 
 
 def _m_session_time(c: Campaign) -> None:
@@ -520,6 +535,9 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "packets_valid": ("PACKET_INVALID", _m_packet, True),
     # 000_bindings.rules
     "answers_are_as_metered": ("ANSWER_NOT_AS_METERED", _m_draft_edited_after_receipt, True),
+    "packet_commit_is_corpus_commit": ("PACKET_COMMIT_NOT_CORPUS", _m_packet_commit, True),
+    "excerpts_authentic": ("EXCERPT_NOT_AUTHENTIC", _m_excerpt_byte, True),
+    "excerpt_sources_measured": ("SOURCE_NOT_MEASURED", _m_source_unmeasured, False),
     "inputs_frozen_before_the_run": ("FROZEN_AFTER_RUN_START", _m_frozen_after_start, True),
     "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
     "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
@@ -545,6 +563,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
         True,
         (
             "answers_are_as_metered",
+            "packet_commit_is_corpus_commit",
+            "excerpts_authentic",
             "inputs_frozen_before_the_run",
             "pair_has_one_allowance",
             "pair_runs_serially",
@@ -558,6 +578,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "response_schema_frozen",
             "measured_inputs_unchanged",
             "measured_inputs_declared",
+            "excerpt_sources_measured",
             "ratings_listed_in_manifest",
             "manifest_records_present",
         ),
@@ -1402,3 +1423,19 @@ def test_bundle_path_missing(tmp_path: Path) -> None:
         run = cli(command, str(tmp_path / "nowhere"), "--format", "json")
         assert run.exit_code == 2
         assert run.data is not None and run.data.get("ok") is False
+
+
+def test_an_excerpt_edited_with_a_new_file_hash_is_refused(tmp_path: Path) -> None:
+    # Seed 000 §4: packet identity and authenticity must be 100%. The edit is re-hashed as a
+    # freezer would; the bundle holds no source file with the new hash.
+    campaign = make_campaign()
+    item = campaign.packets["P3"]["items"][0]
+    item["text"] = item["text"].replace("0", "9", 1)
+    item["file_sha256"] = sha256_hex(item["text"].encode("utf-8"))
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.data["admitted"] is False
+    assert {"EXCERPT_NOT_AUTHENTIC", "SOURCE_NOT_MEASURED"} <= run.codes()
+    assert {v["rule"] for v in run.violations if v["code"] == "EXCERPT_NOT_AUTHENTIC"} == {
+        "excerpts_authentic"
+    }

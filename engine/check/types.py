@@ -572,7 +572,7 @@ class TypeChecker:
         match node.func:
             case "len" | "line_count" | "id_count" | "record_line" | "file_size":
                 return NUMBER_TYPE
-            case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
+            case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256" | "file_lines":
                 return TEXT
             case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
                 return TEXT

@@ -536,6 +536,25 @@ def file_size(ctx: Context, relative: Any) -> int | None:
     return None if raw is None else len(raw)
 
 
+def file_lines(ctx: Context, relative: Any, start: Any, end: Any) -> str | None:
+    """Lines `start`..`end` of a bundle's UTF-8 file; null when there are not that many."""
+    from engine.textlines import physical_lines
+
+    if ctx.facts.root is None:
+        raise EvaluationError("`file_lines` reads files of a bundle: check it as a bundle")
+    for bound in (start, end):
+        if bound.__class__ is not int or bound < 1:
+            raise EvaluationError(f"`file_lines` needs line numbers from 1, found {_shown(bound)}")
+    raw = ctx.facts.file_bytes(_text(relative, "file_lines"))
+    try:
+        lines = physical_lines(raw.decode("utf-8")) if raw is not None else []
+    except UnicodeDecodeError:
+        return None
+    if start > end or end > len(lines):
+        return None
+    return "".join(lines[start - 1 : end])
+
+
 def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
     """The ruleset hash a bundle's rules lock records, once the lock verifies; null when
     the file is absent, is no lock, or its recorded hashes do not match its own text."""
