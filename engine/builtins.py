@@ -138,6 +138,14 @@ BUILTINS: tuple[Builtin, ...] = (
         "entry",
     ),
     Builtin(
+        "contains",
+        2,
+        "contains(text, part)",
+        "bool",
+        "whether a text holds another anywhere (every text holds the empty text)",
+        "contains",
+    ),
+    Builtin(
         "starts_with",
         2,
         "starts_with(text, prefix)",
@@ -180,6 +188,16 @@ BUILTINS: tuple[Builtin, ...] = (
         "the byte count of the bundle's file at the relative `path`; null when it is absent "
         "or would leave the bundle",
         "file_size",
+        context=True,
+    ),
+    Builtin(
+        "file_text",
+        1,
+        "file_text(path)",
+        "text or null",
+        "the whole text of the bundle's UTF-8 file at the relative `path`; null when it is "
+        "absent, leaves the bundle or is not UTF-8",
+        "file_text",
         context=True,
     ),
     Builtin(

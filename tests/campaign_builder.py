@@ -241,6 +241,21 @@ class Campaign:
     adjudications: list[dict[str, Any]]
     adjudication_manifest: dict[str, Any]
     sources: dict[str, bytes]
+    prompt_parts: dict[str, str]
+
+
+def prompt_parts(schema_sha: str) -> dict[str, str]:
+    """The parts each role's prompt is rendered from, by path under prompts/ (no suffix)."""
+    parts = {"common": COMMON_INSTRUCTION}
+    for role in "DAB":
+        parts[f"roles/{role}"] = ROLE_INSTRUCTIONS[role]
+        parts[f"schemas/{role}"] = ROLE_SCHEMAS[role].format(schema=schema_sha)
+    return parts
+
+
+def render_prompt(parts: dict[str, str], role: str) -> str:
+    """A role's prompt: the common instruction, its instruction and its schema block."""
+    return "\n".join((parts["common"], parts[f"roles/{role}"], parts[f"schemas/{role}"]))
 
 
 # ---- serialization (the exact bytes write_campaign puts on disk) -----------------------------
@@ -294,6 +309,8 @@ def _number(packet_or_task_id: str) -> int:
 def measured_inputs(campaign: Campaign) -> list[tuple[str, str, bytes]]:
     """(artifact, path, bytes) of every measured input the campaign writes."""
     items: list[tuple[str, str, bytes]] = []
+    for part, text in campaign.prompt_parts.items():
+        items.append(("prompt", f"prompts/{part}.txt", text.encode("utf-8")))
     for role in sorted(campaign.prompts, key="DAB".index):
         items.append(("prompt", f"prompts/{role}.txt", campaign.prompts[role].encode("utf-8")))
     for packet_id in sorted(campaign.packets, key=_number):
@@ -662,14 +679,8 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
             for reader, role, at in CUSTODY
         ],
     }
-    prompts = {
-        role: COMMON_INSTRUCTION
-        + "\n"
-        + ROLE_INSTRUCTIONS[role]
-        + "\n"
-        + ROLE_SCHEMAS[role].format(schema=schema_sha)
-        for role in "DAB"
-    }
+    parts = prompt_parts(schema_sha)
+    prompts = {role: render_prompt(parts, role) for role in "DAB"}
 
     order = task_order(seed, [task_id for task_id, _, _ in EVAL_TASKS])
     triplets = _with_replacements(_triplets(order), opts.replaced_triplets)
@@ -915,6 +926,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         adjudications=adjudications,
         adjudication_manifest=adjudication_manifest,
         sources=sources,
+        prompt_parts=parts,
     )
     return rehash_campaign(campaign)
 

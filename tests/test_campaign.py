@@ -24,6 +24,7 @@ from campaign_builder import (
     blind_answer_id,
     json_bytes,
     make_campaign,
+    render_prompt,
     write_campaign,
 )
 from cli_run import CliRun
@@ -256,6 +257,15 @@ def _m_excerpt_byte(c: Campaign) -> None:
 def _m_source_unmeasured(c: Campaign) -> None:
     digest = c.packets["P5"]["items"][0]["file_sha256"]
     c.manifest["inputs"] = [i for i in c.manifest["inputs"] if i["path"] != f"sources/{digest}"]
+
+
+def _m_prompt_not_rendered(c: Campaign) -> None:
+    c.prompts["D"] += "Answer in fewer words.\n"  # an instruction no part holds
+
+
+def _m_b_instruction_to_a(c: Campaign) -> None:
+    c.prompt_parts["roles/A"] += "\n" + c.prompt_parts["roles/B"]  # and rendered, consistently
+    c.prompts["A"] = render_prompt(c.prompt_parts, "A")
 
 
 def _m_frozen_after_start(c: Campaign) -> None:
@@ -538,6 +548,12 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "packet_commit_is_corpus_commit": ("PACKET_COMMIT_NOT_CORPUS", _m_packet_commit, True),
     "excerpts_authentic": ("EXCERPT_NOT_AUTHENTIC", _m_excerpt_byte, True),
     "excerpt_sources_measured": ("SOURCE_NOT_MEASURED", _m_source_unmeasured, False),
+    "prompts_rendered_from_their_parts": ("PROMPT_NOT_RENDERED", _m_prompt_not_rendered, True),
+    "d_and_a_never_receive_b_instruction": (
+        "PROMPT_CARRIES_B_INSTRUCTION",
+        _m_b_instruction_to_a,
+        True,
+    ),
     "inputs_frozen_before_the_run": ("FROZEN_AFTER_RUN_START", _m_frozen_after_start, True),
     "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
     "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
@@ -565,6 +581,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "answers_are_as_metered",
             "packet_commit_is_corpus_commit",
             "excerpts_authentic",
+            "prompts_rendered_from_their_parts",
+            "d_and_a_never_receive_b_instruction",
             "inputs_frozen_before_the_run",
             "pair_has_one_allowance",
             "pair_runs_serially",
@@ -1377,8 +1395,10 @@ def test_prompt_byte_changed(tmp_path: Path) -> None:
     campaign.prompts["B"] = campaign.prompts["B"].replace("once", "Once", 1)
     run = check(campaign, tmp_path, rehash=False)
     assert run.exit_code == 1
-    assert run.codes() == {"FREEZE_INPUT_CHANGED"}
-    (violation,) = run.violations
+    # the frozen hash no longer matches, and the prompt is no longer its parts
+    assert run.codes() == {"FREEZE_INPUT_CHANGED", "PROMPT_NOT_RENDERED"}
+    (violation,) = [v for v in run.violations if v["code"] == "FREEZE_INPUT_CHANGED"]
+    assert violation_ids(run, "PROMPT_NOT_RENDERED") == [["B"]]
     index = next(
         i for i, e in enumerate(campaign.manifest["inputs"]) if e["path"] == "prompts/B.txt"
     )

@@ -572,7 +572,9 @@ class TypeChecker:
         match node.func:
             case "len" | "line_count" | "id_count" | "record_line" | "file_size":
                 return NUMBER_TYPE
-            case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256" | "file_lines":
+            case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
+                return TEXT
+            case "file_lines" | "file_text":
                 return TEXT
             case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
                 return TEXT
@@ -613,7 +615,7 @@ class TypeChecker:
                 return quantity(top.dimension / bottom.dimension)
             case "abs":
                 return self._numeric(args[0], node.args[0].span, "abs")
-            case "unique" | "starts_with":
+            case "unique" | "starts_with" | "contains":
                 return BOOL
             case "of_kind":
                 kind = node.args[1]

@@ -536,6 +536,22 @@ def file_size(ctx: Context, relative: Any) -> int | None:
     return None if raw is None else len(raw)
 
 
+def contains(value: Any, part: Any) -> bool:
+    """Whether a text holds another."""
+    return _text(part, "contains") in _text(value, "contains")
+
+
+def file_text(ctx: Context, relative: Any) -> str | None:
+    """The text of a bundle's UTF-8 file; null when it is absent or not UTF-8."""
+    if ctx.facts.root is None:
+        raise EvaluationError("`file_text` reads files of a bundle: check it as a bundle")
+    raw = ctx.facts.file_bytes(_text(relative, "file_text"))
+    try:
+        return raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        return None
+
+
 def file_lines(ctx: Context, relative: Any, start: Any, end: Any) -> str | None:
     """Lines `start`..`end` of a bundle's UTF-8 file; null when there are not that many."""
     from engine.textlines import physical_lines
