@@ -299,7 +299,7 @@ def derived_problems(
             if any(r.document.text in later for r in k.records)
         }
         table, name = document.table.text, document.name.text
-        rules, kinds = _reads(table, symbols, infos)
+        rules, kinds = reads(table, symbols, infos)
         for rule in sorted(rules):
             message = f"table `{table}` of derived document `{name}` reads rule `{rule}`"
             hint = "a derived document's table reads kinds, metrics and constants only"
@@ -327,10 +327,11 @@ class DeclInfoLike(Protocol):
 _RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl, ast.DecisionDecl)
 
 
-def _reads(
+def reads(
     name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]
 ) -> tuple[set[str], set[str]]:
-    """The rules and the kinds `name` reads, directly or through metrics and constants."""
+    """The rules and the kinds `name` reads, directly or through metrics and constants
+    (not through the rules it reads)."""
     rules: set[str] = set()
     kinds: set[str] = set()
     seen: set[str] = set()

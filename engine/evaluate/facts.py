@@ -18,6 +18,9 @@ from engine.bundle.strictjson import loads_strict
 from engine.errors import RulecheckError
 from engine.limits import read_input
 
+_FILES_KEPT = 64
+_PARSED_KEPT = 16
+
 
 @dataclass(frozen=True, slots=True)
 class Facts:
@@ -33,6 +36,7 @@ class Facts:
     )
     _read: dict[str, bytes | None] = field(default_factory=dict, compare=False, repr=False)
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _digests: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def file_path(self, relative: str) -> Path | None:
         """A regular file inside the bundle; None when it is absent or would leave it."""
@@ -42,9 +46,13 @@ class Facts:
         return path if path is not None and path.is_file() else None
 
     def file_bytes(self, relative: str) -> bytes | None:
-        """The bytes of a file inside the bundle (read within the input limits, once per
-        evaluation); None when it is absent, would leave the bundle or cannot be read."""
+        """The bytes of a file inside the bundle, read within the input limits (the last
+        few read are kept: rules read a file in a few places at once, and a campaign's
+        files together would not fit); None when it is absent, would leave the bundle or
+        cannot be read."""
         if relative not in self._read:
+            if len(self._read) >= _FILES_KEPT:
+                self._read.pop(next(iter(self._read)))
             path = self.file_path(relative)
             try:
                 self._read[relative] = None if path is None else read_input(path)
@@ -56,6 +64,8 @@ class Facts:
         """The strictly parsed JSON file inside the bundle (once); None when it is absent,
         would leave the bundle or does not parse."""
         if relative not in self._parsed:
+            if len(self._parsed) >= _PARSED_KEPT:  # rules read a file in a few places at once
+                self._parsed.pop(next(iter(self._parsed)))
             raw = self.file_bytes(relative)
             try:
                 self._parsed[relative] = None if raw is None else loads_strict(raw, relative)
@@ -64,9 +74,12 @@ class Facts:
         return self._parsed[relative]
 
     def file_sha256(self, relative: str) -> str | None:
-        """The sha256 of a file inside the bundle; None when it is absent or outside it."""
-        raw = self.file_bytes(relative)
-        return None if raw is None else hashlib.sha256(raw).hexdigest()
+        """The sha256 of a file inside the bundle (computed once); None when it is absent
+        or outside it."""
+        if relative not in self._digests:
+            raw = self.file_bytes(relative)
+            self._digests[relative] = None if raw is None else hashlib.sha256(raw).hexdigest()
+        return self._digests[relative]
 
     def record(self, document: str, pointer: str) -> tuple[int, bytes] | None:
         """The line and bytes of the JSON Lines record at `pointer` (`/N...`) of `document`."""

@@ -18,8 +18,9 @@ from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
+from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
-from engine.graph.build import build_graph
+from engine.graph.build import GraphSpec, build_graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,7 @@ def evaluate_documents(
     optional: Collection[str] = (),
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
+    done: Mapping[str, TableResult] | None = None,
 ) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it.
 
@@ -83,29 +85,29 @@ def evaluate_documents(
             what the kinds declare (a value of another type, records that are not there).
     """
     check_inputs(program, graph, documents.keys(), optional)
-    ctx = documents_context(program, graph, documents, root, nested)
-    evaluation = program.evaluate(graph, ctx, frozenset(documents))
+    ctx = documents_context(program.graph(graph), program, documents, root, nested)
+    evaluation = program.evaluate(graph, ctx, frozenset(documents), done)
     return GraphResult(
         graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
     )
 
 
 def documents_context(
+    spec: GraphSpec,
     program: Program,
-    graph: str,
     documents: Mapping[str, Document],
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
 ) -> Context:
-    """The evaluation context of graph `graph` built from the documents, with the facts of
-    the files they were read from.
+    """The evaluation context of the graph `spec` built from the documents, with the facts
+    of the files they were read from.
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
             what the kinds declare.
     """
     built = build_graph(
-        program.graph(graph),
+        spec,
         {n: d.value for n, d in documents.items()},
         {n: unquoted for n, d in documents.items() if (unquoted := d.member_unquoted())},
     )

@@ -17,6 +17,7 @@ from typing import Any
 import networkx as nx
 
 from engine.check.decisions import gates_read
+from engine.check.protocols import reads
 from engine.check.symbols import location
 from engine.errors import Diagnostic
 from engine.evaluate.compile import Compiled, Compiler, Context
@@ -156,6 +157,14 @@ class Program:
                 return step
         raise KeyError(name)
 
+    def graph_reading(self, name: str, rule: str) -> GraphSpec:
+        """The kinds of graph `name` that rule `rule` reads, directly or through what it
+        uses (for a table that must run before the whole graph can be built)."""
+        checked = self.ruleset.checked
+        _rules, kinds = reads(rule, checked.symbols, checked.infos)
+        spec = self.graph(name)
+        return GraphSpec(spec.name, tuple(k for k in spec.kinds if k.name in kinds))
+
     def graph(self, name: str) -> GraphSpec:
         """The node kinds of graph `name` (computed once)."""
         if name not in self._specs:
@@ -163,13 +172,22 @@ class Program:
         return self._specs[name]
 
     def evaluate(
-        self, graph: str, ctx: Context, subject: str | frozenset[str] | None = None
+        self,
+        graph: str,
+        ctx: Context,
+        subject: str | frozenset[str] | None = None,
+        done: Mapping[str, TableResult] | None = None,
     ) -> Evaluation:
-        """Run every rule of graph `graph` on `ctx`, each after the rules it reads."""
+        """Run every rule of graph `graph` on `ctx`, each after the rules it reads. A table
+        in `done` (one a derived document was made from) is reported as it was computed."""
         run = _Run()
         for step in self.schedule:
-            if graph in self.graphs[_step_name(step)]:
-                _run_step(step, ctx, subject, run)
+            if graph not in self.graphs[_step_name(step)]:
+                continue
+            if done and isinstance(step, CompiledTable) and step.decl.name.text in done:
+                run.tables.append(done[step.decl.name.text])
+                continue
+            _run_step(step, ctx, subject, run)
         return Evaluation(
             tuple(run.violations),
             tuple(run.budgets),

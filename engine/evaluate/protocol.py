@@ -22,7 +22,7 @@ from engine.bundle.protocol_bundle import (
 )
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.gates import CellError, run_table
+from engine.evaluate.gates import CellError, TableResult, run_table
 from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
 from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
@@ -141,13 +141,16 @@ def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) 
     graph_name = protocol.graph[0].text
     documents = dict(bundle.documents)
     nested = NestedChecker(program, root).check
+    done: dict[str, TableResult] = {}
     for clause in protocol.documents:
         if clause.table is not None:
-            documents[clause.name.text] = derive_document(
+            document, table = derive_document(
                 program, graph_name, documents, clause, (root, nested)
             )
+            documents[clause.name.text] = document
+            done[table.name] = table
     bundle = dataclasses.replace(bundle, documents=documents)
-    graph = evaluate_documents(program, graph_name, documents, optional, root, nested)
+    graph = evaluate_documents(program, graph_name, documents, optional, root, nested, done)
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)
 
@@ -169,17 +172,20 @@ def derive_document(
     documents: dict[str, Document],
     clause: ast.DocumentClause,
     where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any]],
-) -> Document:
-    """`document NAME from table T`: T evaluated on the graph of the documents so far (the
-    checker makes sure it reads nothing else); each row becomes a record whose members are
-    the columns, as JSON values (a node as its id).
+) -> tuple[Document, TableResult]:
+    """`document NAME from table T`: T evaluated on the graph of the kinds it reads, built
+    from the documents so far (the checker makes sure it reads nothing else); each row
+    becomes a record whose members are the columns, as JSON values (a node as its id).
+    Returns the document and the table's result (the report shows it as computed).
 
     Raises:
         RulecheckError: exit 1 when the documents so far do not hold what the kinds
             declare, or a cell of the table cannot be evaluated (the record would be wrong).
     """
     assert clause.table is not None
-    ctx = documents_context(program, graph, documents, *where)
+    ctx = documents_context(
+        program.graph_reading(graph, clause.table.text), program, documents, *where
+    )
     built = ctx.graph
     table = run_table(program.table(clause.table.text), ctx)
     records: list[dict[str, Any]] = []
@@ -195,7 +201,8 @@ def derive_document(
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     shown = f"table {clause.table.text}"
-    return Document(clause.name.text, shown, "json", records, canonical_json(records))
+    document = Document(clause.name.text, shown, "json", records, canonical_json(records))
+    return document, table
 
 
 def _cell_problem(

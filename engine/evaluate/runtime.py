@@ -656,10 +656,17 @@ def json_sha256(value: Any) -> str:
     return hashlib.sha256(raw + b"\n").hexdigest()
 
 
+_JSON_SCALARS = frozenset({str, int, bool, float, type(None), Decimal})
+
+
 def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) -> Any:
     """A rule value as JSON data: an exact number as an integer, or as a decimal when it
     has a finite decimal form (else ValueError); a set as a sorted list; with `nodes`, a
     node as its id (else a node is a ValueError)."""
+    if value.__class__ in _JSON_SCALARS:
+        return value
+    if value.__class__ is dict and nodes is None:
+        return {str(key): json_data(item) for key, item in value.items()}
     if isinstance(value, Fraction):
         if value.denominator == 1:
             return value.numerator
