@@ -118,6 +118,7 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ),
             ("SCHEMA_UNREADABLE", "a document's schema file cannot be read"),
             ("SCHEMA_INVALID", "a document's schema is not a JSON Schema the engine compiles"),
+            ("SHADOWS_BUILTIN", "a metric has the name of a builtin function"),
             (
                 "WITHIN_MISMATCH",
                 "a `within KIND` kind's records do not step (`/*`) through KIND's records",

@@ -84,6 +84,14 @@ CASES = (
         "(`*` may stand for any run of characters in the file name)",
     ),
     Case(
+        "shadows_builtin",
+        "SHADOWS_BUILTIN",
+        "metric `concat` has the name of the builtin `concat(t, ...)`",
+        5,
+        8,
+        "give the metric another name: a call must mean one thing",
+    ),
+    Case(
         "within_mismatch",
         "WITHIN_MISMATCH",
         "`within file`: the records `/items` of `docs` do not step (`/*`) through the records "

@@ -75,12 +75,25 @@ class SymbolTable:
 
 
 def build_symbols(files: Iterable[ast.RuleFile]) -> tuple[SymbolTable, list[Diagnostic]]:
-    """Index every declaration by name; a name declared twice is an error at the second."""
+    """Index every declaration by name; a name declared twice is an error at the second,
+    and a metric named like a builtin is an error (a call would silently mean the metric)."""
+    from engine.builtins import BY_NAME
+
     table: dict[str, ast.Declaration] = {}
     diagnostics: list[Diagnostic] = []
     for rule_file in files:
         for decl in rule_file.declarations:
             name = decl.name.text
+            if isinstance(decl, ast.MetricDecl) and name in BY_NAME:
+                diagnostics.append(
+                    Diagnostic(
+                        "SHADOWS_BUILTIN",
+                        f"metric `{name}` has the name of the builtin `{BY_NAME[name].signature}`",
+                        location(decl.name.span),
+                        hint="give the metric another name: a call must mean one thing",
+                        rule=name,
+                    )
+                )
             first = table.get(name)
             if first is None:
                 table[name] = decl
