@@ -171,10 +171,9 @@ def section(sizes: tuple[int, ...] = (1_000, 10_000)) -> str:
         "The generated bundles repeat the synthetic campaign's evaluation triplets, so they break",
         "the pre-registered design and admission refuses them (exit 1); every rule still runs",
         "over every record, which is what is timed. Most of the time goes to the structural",
-        'check of every session\'s answer (`check("answer_review", ...)` in the rules, in',
-        "this process), and to building the campaign graph three times: once per derived",
-        "document (`answers`, `blind`) and once for the rules. Peak RSS at 10,000 sessions",
-        "is dominated by the campaign graph and the nested checks' results.",
+        "check of every session's answer (a nested protocol check in the rules, in this",
+        "process), then to reading and schema-checking the bundle's documents and to the",
+        "campaign rules.",
     ]
     return "\n".join(lines) + "\n"
 
