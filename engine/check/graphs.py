@@ -70,4 +70,21 @@ def rule_graphs(
                     rule=name,
                 )
             )
+    _kindless_rules_run_where_read(symbols, dependencies, graphs)
     return graphs, diagnostics
+
+
+_RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl)
+
+
+def _kindless_rules_run_where_read(
+    symbols: SymbolTable, dependencies: nx.DiGraph, graphs: dict[str, frozenset[str]]
+) -> None:
+    """A rule that reads no kind (it reads only files, through builtins, or constants) runs
+    on every graph of the rules that read it, so `passed(RULE)` always has an outcome."""
+    for name in nx.topological_sort(dependencies):  # readers before what they read
+        decl = symbols.declarations.get(name)
+        if not isinstance(decl, _RULES) or graphs.get(name):
+            continue
+        readers = [graphs.get(user, frozenset()) for user in dependencies.predecessors(name)]
+        graphs[name] = frozenset().union(*readers)
