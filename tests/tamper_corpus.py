@@ -1,0 +1,74 @@
+"""Tamper corpus (not a test module): one-byte edits of every file of controls/campaign.
+
+    .venv/bin/python tests/tamper_corpus.py [--seed N]
+
+Each file gets one letter or digit replaced by another of its class (so the syntax stays
+valid), once as is and once with the manifest re-hashed as a freezer would (every
+occurrence of the file's old sha256 in manifest.yaml replaced by the new one). Each
+variant is run through `rulecheck check`; the files whose edit is admitted (exit 0) are
+listed. It takes a few minutes (two checks per file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from cli_run import CliRun
+
+CAMPAIGN = Path(__file__).resolve().parent.parent / "controls" / "campaign"
+_CLASSES = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def one_byte_edit(data: bytes, rng: random.Random) -> bytes:
+    """`data` with one letter or digit replaced by another of the same class."""
+    positions = [i for i, byte in enumerate(data) if chr(byte).isascii() and chr(byte).isalnum()]
+    index = rng.choice(positions)
+    old = chr(data[index])
+    pool = next(c for c in _CLASSES if old in c)
+    new = rng.choice([c for c in pool if c != old])
+    return data[:index] + new.encode("ascii") + data[index + 1 :]
+
+
+def admitted_edits(seed: int) -> list[tuple[bool, str]]:
+    """(re-hashed, file) of every edit `rulecheck check` admits."""
+    rng = random.Random(seed)
+    files = sorted(p for p in CAMPAIGN.rglob("*") if p.is_file())
+    admitted = []
+    for rehash in (False, True):
+        for source in files:
+            relative = source.relative_to(CAMPAIGN).as_posix()
+            with tempfile.TemporaryDirectory() as folder:
+                root = Path(folder) / "campaign"
+                shutil.copytree(CAMPAIGN, root)
+                target = root / relative
+                target.write_bytes(one_byte_edit(target.read_bytes(), rng))
+                manifest = root / "manifest.yaml"
+                if rehash and target != manifest:
+                    old = hashlib.sha256(source.read_bytes()).hexdigest()
+                    new = hashlib.sha256(target.read_bytes()).hexdigest()
+                    manifest.write_text(manifest.read_text().replace(old, new))
+                if CliRun(["check", str(root), "--format", "json"]).exit_code == 0:
+                    admitted.append((rehash, relative))
+    return admitted
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seed", type=int, default=7)
+    seed = parser.parse_args().seed
+    admitted = admitted_edits(seed)
+    total = sum(1 for p in CAMPAIGN.rglob("*") if p.is_file())
+    for rehash, relative in admitted:
+        print(f"admitted{' (re-hashed)' if rehash else ''}: {relative}")
+    print(f"{total} files, 2 edits each: {len(admitted)} admitted")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
