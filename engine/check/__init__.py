@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -11,7 +10,7 @@ import networkx as nx
 from engine.check.decisions import check_decision, gates_read
 from engine.check.graphs import rule_graphs
 from engine.check.protocols import derived_problems, entries_off_graph
-from engine.check.symbols import SymbolTable, build_symbols, location
+from engine.check.symbols import SymbolTable, build_symbols, location, names_in
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
 from engine.check.usage import scan_warnings, usage_warnings
@@ -88,21 +87,6 @@ def check_rules(
     return CheckedRuleset(files, symbols, infos, tuple(sorted_diagnostics(unique)), graphs)
 
 
-def _names_used(node: object) -> Iterator[str]:
-    """Every name and called function in an AST (bound variables included: harmless here)."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ast.Name):
-            yield item.id
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            if isinstance(item, ast.Call):
-                yield item.func
-            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
-
-
 def _definition_order(symbols: SymbolTable) -> list[ast.Declaration]:
     """Constants and metrics, each after the ones it uses (members of a cycle in any order)."""
     derived = {
@@ -113,7 +97,7 @@ def _definition_order(symbols: SymbolTable) -> list[ast.Declaration]:
     graph = nx.DiGraph()
     graph.add_nodes_from(derived)
     for name, decl in derived.items():
-        graph.add_edges_from((used, name) for used in _names_used(decl) if used in derived)
+        graph.add_edges_from((used, name) for used in names_in(decl, calls=True) if used in derived)
     condensed = nx.condensation(graph)
     return [
         derived[name]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -109,3 +110,19 @@ def build_symbols(files: Iterable[ast.RuleFile]) -> tuple[SymbolTable, list[Diag
                 )
             )
     return SymbolTable(table), diagnostics
+
+
+def names_in(node: object, *, calls: bool = False) -> Iterator[str]:
+    """Every name in an AST (bound variables included), and with `calls` every function
+    it calls."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Name):
+            yield item.id
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            if calls and isinstance(item, ast.Call):
+                yield item.func
+            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 
-from engine.check.symbols import SymbolTable, location
+from engine.check.symbols import SymbolTable, location, names_in
 from engine.check.types import DeclInfo
 from engine.errors import Diagnostic
 from engine.syntax import ast
@@ -209,19 +209,7 @@ def _keys(condition: ast.Expr, var: str, outer: frozenset[str]) -> Iterator[tupl
                 and mine.target.id == var
             ):
                 continue
-            names = set(_names(other))
+            names = set(names_in(other))
             if var not in names and names & outer:
                 yield mine.name, format_expr(other)
                 break
-
-
-def _names(expr: object) -> Iterator[str]:
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            yield node.id
-        elif isinstance(node, tuple):
-            stack.extend(node)
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
-            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
