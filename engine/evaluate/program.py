@@ -284,8 +284,9 @@ def _schedule(steps: dict[str, Step], ruleset: Ruleset) -> tuple[Step, ...]:
     declarations = ruleset.checked.symbols.declarations
     order = nx.DiGraph()
     order.add_nodes_from(steps)
+    symbols = ruleset.checked.symbols
     for name in steps:
-        for used in _rules_read(name, steps, infos):
+        for used in reads(name, symbols, infos)[0]:
             order.add_edge(used, name)
     position = {name: index for index, name in enumerate(steps)}
 
@@ -293,20 +294,3 @@ def _schedule(steps: dict[str, Step], ruleset: Ruleset) -> tuple[Step, ...]:
         return (_RANK[type(declarations[name])], position[name])
 
     return tuple(steps[name] for name in nx.lexicographical_topological_sort(order, key=key))
-
-
-def _rules_read(name: str, steps: Mapping[str, Step], infos: Mapping[str, Any]) -> set[str]:
-    """The rules `name` reads, looking through the metrics and constants it uses."""
-    found: set[str] = set()
-    seen: set[str] = set()
-    pending = list(infos[name].references)
-    while pending:
-        ref = pending.pop()
-        if ref in seen or ref == name:
-            continue
-        seen.add(ref)
-        if ref in steps:
-            found.add(ref)
-        elif ref in infos:
-            pending += infos[ref].references
-    return found
