@@ -109,13 +109,22 @@ def bundle_has(root: Path, path: str) -> bool:
     if "*" not in path:
         found = paths.inside(root, path, strict_segments=True)
         return found is not None and found.exists()
+    return bool(matching_files(root, path))
+
+
+def matching_files(root: Path, path: str) -> list[str] | None:
+    """The bundle paths a pattern (`truth/*.yaml`: `*` in the file name) matches, sorted;
+    hidden files never match. None when the pattern's folder leaves the bundle."""
     folder, _, pattern = path.rpartition("/")
     base = paths.inside(root, folder, strict_segments=True) if folder else root
+    if base is None:
+        return None
     try:
-        names = os.listdir(base) if base is not None else []
-    except OSError:
-        return False
-    return any(fnmatch.fnmatchcase(n, pattern) and not n.startswith(".") for n in names)
+        names = os.listdir(base)
+    except OSError:  # no such folder, or not a folder: nothing matches
+        return []
+    matched = sorted(n for n in names if fnmatch.fnmatchcase(n, pattern) and n[:1] != ".")
+    return [f"{folder}/{n}" if folder else n for n in matched]
 
 
 def _read_files(
@@ -124,21 +133,15 @@ def _read_files(
     """A document of many files: every file the pattern's last segment matches in its
     folder (hidden files never), in path order. None matching is an error unless the
     document is optional; an empty list is still a document."""
-    folder, _, pattern = clause.path.rpartition("/")
     name = clause.name.text
     shown = str(root / clause.path)
-    base = paths.inside(root, folder, strict_segments=True) if folder else root
-    if base is None:
+    names = matching_files(root, clause.path)
+    if names is None:
         message = f"document `{name}` at `{clause.path}` leaves the bundle"
         problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
         return None
-    try:
-        names = sorted(n for n in os.listdir(base) if fnmatch.fnmatchcase(n, pattern))
-    except OSError:
-        names = []
     members = []
-    for entry in (n for n in names if not n.startswith(".")):
-        relative = f"{folder}/{entry}" if folder else entry
+    for relative in names:
         if paths.inside(root, relative, strict_segments=True) is None:
             message = f"`{relative}` (document `{name}`) is a link that leads outside the bundle"
             problems.append(
