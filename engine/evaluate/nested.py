@@ -26,6 +26,7 @@ from typing import Any
 from engine.bundle import paths
 from engine.bundle.documents import Document, load_document
 from engine.bundle.protocol_bundle import schema_problems, schema_validator
+from engine.bundle.schemac import Validator
 from engine.errors import Diagnostic, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
@@ -49,6 +50,8 @@ class NestedChecker:
         default_factory=dict
     )
     _results: dict[bytes, Any] = field(default_factory=dict)
+    # each document clause's schema, read once per evaluation (not once per document)
+    _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
@@ -140,7 +143,9 @@ class NestedChecker:
             except RulecheckError as error:
                 self._read[key] = (None, list(error.diagnostics))
             else:
-                schema = schema_validator(clause)
+                if clause not in self._schemas:
+                    self._schemas[clause] = schema_validator(clause)
+                schema = self._schemas[clause]
                 found = schema_problems(document, schema[1]) if schema is not None else []
                 self._read[key] = (document, found)
         return self._read[key]
