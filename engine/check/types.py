@@ -324,16 +324,11 @@ class TypeChecker:
                     self._expect_bool(node.where, inner)
                 value = self.expr(node.element, inner)
                 return self._numeric(value, node.element.span, node.op)
-            case ast.Count():
+            case ast.Count() | ast.Select():
                 element = self._element_type(node.source, scope)
                 if node.where is not None:
                     self._expect_bool(node.where, {**scope, node.var: element})
-                return NUMBER_TYPE
-            case ast.Select():
-                element = self._element_type(node.source, scope)
-                if node.where is not None:
-                    self._expect_bool(node.where, {**scope, node.var: element})
-                return Type("list", element=element)
+                return NUMBER_TYPE if isinstance(node, ast.Count) else Type("list", element=element)
             case ast.SetLiteral():
                 items = [self.expr(item, scope, constant) for item in node.items]
                 return Type("set", element=self._unify(items, node.span))
