@@ -24,22 +24,10 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
     return [CodeEntry(code, severity, stage, meaning) for code, meaning in rows]
 
 
-# Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role.
-YAML_PREFIXES = ("MANIFEST", "TASKS", "TRUTH", "ADJUDICATION_MANIFEST", "INPUT", "LOCK")
-SCHEMA_PREFIXES = (
-    "LOCK",
-    "MANIFEST",
-    "TASKS",
-    "TRUTH",
-    "ADJUDICATION_MANIFEST",
-    "SESSION",
-    "REQUEST",
-    "RECEIPT",
-    "ADJUDICATION",
-    "PACKET",
-    "DRAFT",
-    "RESPONSE",
-)
+# Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role
+# (a protocol's documents report as `INPUT_...` and `DOCUMENT_SCHEMA`, or as its rules say).
+YAML_PREFIXES = ("INPUT", "LOCK")
+SCHEMA_PREFIXES = ("LOCK",)
 
 
 def _role(prefix: str) -> str:

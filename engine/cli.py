@@ -13,6 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.evaluate.alias import FilesAlias
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
 from engine.resources import shipped_rules_dir
@@ -299,11 +300,31 @@ def inventory(rules: tuple[Path, ...], output_format: str) -> int:
     return 0
 
 
+# `rulecheck answer` and `answers`: the shipped answer protocol's short form. Each option
+# names a document of `protocol answer_review` (rules/000_protocols.rules); what is checked
+# is all in its rules.
+ANSWER_ALIAS = FilesAlias(
+    protocol="answer_review",
+    subject="answer",
+    files=("packet", "draft"),
+    values={"role": ("review", "role")},
+    folder=("source", "snapshot"),
+    shown=("packet", "role"),
+    schema_key="response_schema_sha256",
+    passed_note=(
+        "structural check passed: the answer satisfies the response contract's structure. "
+        "This says nothing about whether it is correct, complete or ready; that is decided by "
+        "semantic adjudication."
+    ),
+    failed_note="structural check failed",
+)
+
+
 @main.command()
 @click.argument("answer_path", metavar="ANSWER", type=click.Path(path_type=Path))
 @click.option("--packet", "packet", required=True, type=click.Path(path_type=Path))
-@click.option("--role", "role", required=True, type=click.Choice(["D", "A", "B"]))
-@click.option("--draft", "draft", type=click.Path(path_type=Path), help="The common draft D.")
+@click.option("--role", "role", required=True, help="The session's role (the rules say which).")
+@click.option("--draft", "draft", type=click.Path(path_type=Path), help="The common draft.")
 @click.option("--source", "source", type=click.Path(path_type=Path), help="Source snapshot folder.")
 @rules_option
 @format_option
@@ -317,16 +338,21 @@ def answer(
     rules: tuple[Path, ...],
     output_format: str,
 ) -> int:
-    """Check one answer against the response contract and its packet (structure only)."""
-    from engine.evaluate.answer import check_answer
-    from engine.evaluate.program import compile_program
+    """Check one answer against the response contract and its packet (structure only):
+    protocol `answer_review` of the rules, over the files named."""
+    from engine.evaluate.alias import FilesJob
+    from engine.evaluate.batch import FilesRunner
     from engine.report.answer_report import answer_json, answer_text
-    from engine.ruleset import load_ruleset
 
-    program = compile_program(load_ruleset(_default_paths(rules)))
-    report = check_answer(program, answer_path, packet, role, draft, source)
-    _echo(answer_text(report), output_format, answer_json(report))
-    return int(ExitCode.OK if report.structural_ok else ExitCode.REFUSED)
+    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
+    files = {"answer": answer_path, "packet": packet}
+    if draft is not None:
+        files["draft"] = draft
+    result = runner.run(FilesJob(files, {"role": role}, source))
+    ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
+    data = answer_json(ANSWER_ALIAS, result, ruleset_hash, runner.schema_sha256())
+    _echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), output_format, data)
+    return int(ExitCode.OK if result.outcome.passed else ExitCode.REFUSED)
 
 
 @main.command()
@@ -337,24 +363,23 @@ def answer(
 @command
 def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str) -> int:
     """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
-    from engine.evaluate.answer import AnswerChecker
-    from engine.evaluate.batch import check_answers, read_index
-    from engine.evaluate.program import compile_program
+    from engine.evaluate.batch import FilesRunner, read_index, run_jobs
     from engine.report.answer_report import answer_json, answer_text
-    from engine.ruleset import load_ruleset
 
     rule_paths = _default_paths(rules)
-    checker = AnswerChecker(compile_program(load_ruleset(rule_paths)))
+    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
+    ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
+    schema_sha256 = runner.schema_sha256()
     total = passed = 0
     failed: list[dict[str, Any]] = []
-    for report in check_answers(checker, read_index(index), rule_paths, jobs):
+    for result in run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs):
         total += 1
-        if report.structural_ok:
+        if result.outcome.passed:
             passed += 1
         elif output_format == "json":
-            failed.append(answer_json(report))
+            failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
         else:
-            click.echo(answer_text(report), nl=False)
+            click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
     summary = f"{total} answers: {passed} structurally valid, {total - passed} with findings\n"
     data = {"answers": total, "structural_ok": passed, "with_findings": failed}
     _echo(summary, output_format, data)

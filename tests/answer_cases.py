@@ -1593,6 +1593,8 @@ def c09_cases() -> list[Case]:
             "B",
             answer("B", put(cite_e6, citation("E6", "src/store.ts", 9, 12, ["X1"]))),
             F("EVIDENCE_TEXT_LINES", "evidence_text_is_its_lines"),
+            # the snapshot has no line 12: the excerpt is not those lines of the source
+            F("SOURCE_TEXT_MISMATCH", "evidence_text_authentic"),
             outside,
             packet=packet(put("/items/5/end_line", 12)),
             source=SNAPSHOT,
@@ -2005,12 +2007,20 @@ def usage_cases() -> list[Case]:
         usage("usage: draft file missing", "B", B_, UNREADABLE, draft=MISSING),
         usage("usage: --source is a file, not a folder", "B", B_, UNREADABLE, source=not_a_folder),
         usage("usage: --source does not exist", "B", B_, UNREADABLE, source=no_such_folder),
-        usage("usage: --role X", "X", B_, output_has=("Invalid value for '--role'",)),
-        usage(
-            "usage: --role b (roles are case-sensitive)",
+        # the roles are the rules' (`session_roles`): another is a finding of theirs
+        bad(
+            "role: --role X is not a session role",
+            "X",
+            B_,
+            F("REVIEW_ROLE", "review_role_known"),
+            F("RECONCILIATION_ROLE_MISMATCH", "reconciliation_matches_role"),
+        ),
+        bad(
+            "role: --role b is not a session role (roles are case-sensitive)",
             "b",
             B_,
-            output_has=("Invalid value for '--role'",),
+            F("REVIEW_ROLE", "review_role_known"),
+            F("RECONCILIATION_ROLE_MISMATCH", "reconciliation_matches_role"),
         ),
     ]
 

@@ -156,7 +156,7 @@ SUBPROCESS_CASES = [
     "every finding reported: five independent violations give five findings",
     "source: one byte of the snapshot inside E5 altered (hash E5, E6; text E5)",
     "usage: answer file missing",
-    "usage: --role X",
+    "role: --role X is not a session role",
 ]
 
 

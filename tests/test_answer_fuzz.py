@@ -5,9 +5,9 @@ answers with findings (or a clean structural pass), never with a crash.
 (b) structure-preserving mutations of the valid B answer: deleted keys and items, changed
     types, duplicated or removed list items, random and reused IDs, strings with astral and
     control characters, huge numbers, nested junk.
-Both run `check_answer` in-process with a program compiled once for this module; a smaller
-sample goes through the CLI (`engine.cli.main`) to check exit codes and that no traceback
-is ever printed.
+Both run the `answer` command's runner in-process, with a program compiled once for this
+module; a smaller sample goes through the CLI (`engine.cli.main`) to check exit codes and
+that no traceback is ever printed.
 """
 
 from __future__ import annotations
@@ -25,15 +25,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from engine.cli import main
+from engine.cli import ANSWER_ALIAS, main
 from engine.errors import RulecheckError
-from engine.evaluate.answer import AnswerReport, check_answer
+from engine.evaluate.alias import FilesJob
+from engine.evaluate.batch import FilesResult, FilesRunner
 from engine.evaluate.links import EVALUATION_ERROR
 from engine.evaluate.program import compile_program
 from engine.ruleset import load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
-PROGRAM = compile_program(load_ruleset([ROOT / "rules"]))
+RUNNER = FilesRunner(compile_program(load_ruleset([ROOT / "rules"])), ANSWER_ALIAS)
 PACKET = CONTROLS / "packet.json"
 DRAFT = CONTROLS / "draft.json"
 SOURCE = CONTROLS / "source"
@@ -204,41 +205,38 @@ roles = st.sampled_from(["D", "A", "B"])
 # ---- the property ----------------------------------------------------------------------------
 
 
-def check(path: Path, role: str, with_draft: bool, with_source: bool) -> AnswerReport:
+def check(path: Path, role: str, with_draft: bool, with_source: bool) -> FilesResult:
+    files = {"answer": path, "packet": PACKET} | ({"draft": DRAFT} if with_draft else {})
+    job = FilesJob(files, {"role": role}, SOURCE if with_source else None)
     try:
-        report = check_answer(
-            PROGRAM,
-            path,
-            PACKET,
-            role,
-            DRAFT if with_draft else None,
-            SOURCE if with_source else None,
-        )
+        report = RUNNER.run(job)
     except RulecheckError:
         raise
     except Exception as error:  # anything else is a crash on untrusted input
-        raise AssertionError(f"check_answer crashed: {type(error).__name__}: {error}") from error
-    assert report.structural_ok == (not report.findings)
-    for finding in report.findings:
+        raise AssertionError(f"the check crashed: {type(error).__name__}: {error}") from error
+    assert report.outcome.checked
+    for finding in report.outcome.findings:
         assert isinstance(finding.code, str) and finding.code
         assert isinstance(finding.message, str) and finding.message
         assert finding.code != EVALUATION_ERROR, finding  # a rule that cannot evaluate valid data
-        assert finding.line is None or finding.line >= 1
-        assert finding.column is None or finding.column >= 1
+        where = finding.location
+        assert where is not None and where.file
+        assert where.line is None or where.line >= 1
+        assert where.column is None or where.column >= 1
         assert bool(finding.rule) == bool(finding.rule_hash)
     return report
 
 
-def _stage(report: AnswerReport) -> AnswerReport:
+def _stage(report: FilesResult) -> FilesResult:
     """Label the example (see --hypothesis-show-statistics): which stages found problems."""
-    stages = {f.code.split("_")[0] if f.rule is None else "LINK" for f in report.findings}
+    stages = {f.code.split("_")[0] if f.rule is None else "LINK" for f in report.outcome.findings}
     event("stage: " + (",".join(sorted(stages)) or "structural pass"))
     return report
 
 
 def test_valid_specimen_passes_the_property(answer_file: Path) -> None:
     answer_file.write_bytes(VALID_B_BYTES)
-    assert check(answer_file, "B", True, True).structural_ok
+    assert check(answer_file, "B", True, True).outcome.passed
 
 
 @FUZZ
@@ -264,7 +262,7 @@ def test_mutated_valid_answer(
     answer_file.write_bytes(serialize(doc, ensure_ascii))
     report = _stage(check(answer_file, role, with_draft, with_source))
     if role != "B" and isinstance(doc, dict) and doc.get("reconciliation") is not None:
-        assert not report.structural_ok  # a reconciliation record is never valid for D or A
+        assert not report.outcome.passed  # a reconciliation record is never valid for D or A
 
 
 @settings(

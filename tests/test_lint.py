@@ -283,6 +283,14 @@ CASES = (
         48,
         "did you mean `MISSING_EVIDENCE`?",
     ),
+    Case(
+        "unknown_schema_code",
+        "UNKNOWN_CODE",
+        "reject code `ITEM_SCHEMAS` is not declared",
+        10,
+        88,
+        "did you mean `ITEM_SCHEMA`?",
+    ),
     Case("unknown_type", "UNKNOWN_TYPE", "unknown type `tokenz`", 3, 16, "did you mean `tokens`?"),
     Case(
         "unknown_kind",

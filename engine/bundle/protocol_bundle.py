@@ -72,7 +72,7 @@ def load_protocol_bundle(root: Path, protocol: ast.ProtocolDecl) -> ProtocolBund
             digest, validate = schema
             schemas[clause.name.text] = digest
             for member in document.members or (document,):
-                problems += schema_problems(member, validate)
+                problems += schema_problems(member, validate, schema_code(clause))
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     return ProtocolBundle(root, protocol, documents, schemas)
@@ -189,8 +189,16 @@ def schema_validator(clause: ast.DocumentClause) -> tuple[str, Validator] | None
     return hashlib.sha256(raw).hexdigest(), validate
 
 
-def schema_problems(document: Document, validate: Validator) -> list[Diagnostic]:
-    """Every schema violation, located: a JSON Lines document is checked record by record."""
+def schema_code(clause: ast.DocumentClause) -> str:
+    """The code of a violation of the clause's schema: its `else reject CODE`, if given."""
+    return clause.schema_code.text if clause.schema_code is not None else "DOCUMENT_SCHEMA"
+
+
+def schema_problems(
+    document: Document, validate: Validator, code: str = "DOCUMENT_SCHEMA"
+) -> list[Diagnostic]:
+    """Every schema violation as a `code` diagnostic, located: a JSON Lines document is
+    checked record by record."""
     if document.format == "jsonl":
         found = []
         for index, record in enumerate(document.value):
@@ -199,10 +207,10 @@ def schema_problems(document: Document, validate: Validator) -> list[Diagnostic]
                 position = locate(raw, pointer)
                 column = position[1] if position else None
                 where = Location(document.file, line, column, pointer=f"/{index}{pointer}")
-                found.append(Diagnostic("DOCUMENT_SCHEMA", message, where))
+                found.append(Diagnostic(code, message, where))
         return found
     return [
-        Diagnostic("DOCUMENT_SCHEMA", message, _where(document, pointer))
+        Diagnostic(code, message, _where(document, pointer))
         for pointer, _keyword, message in validate(document.value)
     ]
 

@@ -167,6 +167,7 @@ def _check_documents(
                 "(`*` may stand for any run of characters in the file name)"
             )
             facts.diagnostics.append(_error("INVALID_PATH", message, document.span, name, hint))
+        _check_schema_code(document, symbols, name, facts)
         if document.schema is not None and document.schema in recorded:
             facts.attached[document.schema] = recorded[document.schema]
         else:
@@ -181,6 +182,21 @@ def _check_documents(
         facts.diagnostics.append(
             _error("PROTOCOL_DOCUMENT_MISSING", message, decl.name.span, name, hint)
         )
+
+
+def _check_schema_code(
+    document: ast.DocumentClause, symbols: SymbolTable, protocol: str, facts: ProtocolFacts
+) -> None:
+    """`schema "S" else reject CODE`: CODE is a declared code."""
+    code = document.schema_code
+    if code is None:
+        return
+    if code.text in symbols.codes:
+        facts.references.add(code.text)
+        return
+    message = f"reject code `{code.text}` is not declared"
+    hint = did_you_mean(code.text, symbols.codes)
+    facts.diagnostics.append(_error("UNKNOWN_CODE", message, code.span, protocol, hint))
 
 
 def _check_derived(

@@ -1,5 +1,10 @@
-"""Checking many answers: an index of jobs, streamed, optionally across processes.
+"""Checking one input's files against a protocol of the rules, named on the command line
+or listed in an index (JSON Lines), streamed, optionally across processes.
 
+A `FilesAlias` is a command whose options are named after a protocol's documents
+(`rulecheck answer ANSWER --packet P --role R`): which document the argument names,
+which options name files, which give a value of a `given` document, and which name a
+folder that file builtins read. Nothing here knows any protocol; the alias only names.
 Results come back in index order, so `--jobs N` output is identical to `--jobs 1`.
 """
 
@@ -8,28 +13,100 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.bundle.strictjson import loads_strict
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.answer import AnswerChecker, AnswerJob, AnswerReport
-from engine.evaluate.program import compile_program
+from engine.evaluate.alias import FilesAlias, FilesJob
+from engine.evaluate.nested import FilesCheck, NestedChecker
+from engine.evaluate.program import Program, compile_program
 from engine.limits import open_input
 from engine.ruleset import load_ruleset
+from engine.syntax import ast
 
-_ROLES = ("D", "A", "B")
-_KEYS = {"answer", "packet", "role", "draft", "source"}
 _CHUNK = 64
 _WINDOW = 4096
-_worker_checker: AnswerChecker | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilesResult:
+    """A job and what checking it found."""
+
+    job: FilesJob
+    outcome: FilesCheck
+
+
+class FilesRunner:
+    """Runs the jobs of one alias; documents shared by many jobs are read once."""
+
+    def __init__(self, program: Program, alias: FilesAlias) -> None:
+        self.program = program
+        self.alias = alias
+        self._checker = NestedChecker(program, None, unreadable_is_usage=True)
+        self.protocol = _protocol(self._checker, alias.protocol)
+
+    def run(self, job: FilesJob) -> FilesResult:
+        """What the protocol finds in one job's files.
+
+        Raises:
+            RulecheckError: exit 2 when a file or the folder cannot be read.
+        """
+        self._require_files(job)
+        given: dict[str, Any] = {}
+        for option, (document, member) in self.alias.values.items():
+            if option in job.values:
+                given.setdefault(document, {})[member] = job.values[option]
+        if job.folder is not None:
+            if not job.folder.is_dir():
+                where = Location(str(job.folder))
+                message = f"`{job.folder}` is not a folder"
+                raise RulecheckError(
+                    [Diagnostic("FILE_UNREADABLE", message, where)], ExitCode.USAGE
+                )
+            assert self.alias.folder is not None
+            given[self.alias.folder[1]] = {"folder": str(job.folder)}
+        try:
+            outcome = self._checker.check_files(self.protocol, job.files, given, job.folder)
+        except ValueError as error:
+            raise RulecheckError(
+                [Diagnostic("USAGE_PROTOCOL", str(error))], ExitCode.USAGE
+            ) from None
+        return FilesResult(job, outcome)
+
+    def _require_files(self, job: FilesJob) -> None:
+        missing = [
+            clause.name.text
+            for clause in self.protocol.documents
+            if clause.from_file and not clause.optional and clause.name.text not in job.files
+        ]
+        if missing:
+            message = f"protocol `{self.alias.protocol}` needs the file of document `{missing[0]}`"
+            hint = f"give `--{missing[0]} PATH`"
+            raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
+
+    def schema_sha256(self) -> str | None:
+        """The sha256 of the subject document's schema, if it has one."""
+        for clause in self.protocol.documents:
+            if clause.name.text == self.alias.subject:
+                found = self._checker.schema(clause)
+                return found[0] if found is not None else None
+        return None
+
+
+def _protocol(checker: NestedChecker, name: str) -> ast.ProtocolDecl:
+    try:
+        return checker.protocol(name)
+    except ValueError as error:
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", str(error))], ExitCode.USAGE) from None
 
 
 def _job_error(index: Path, line: int, message: str) -> Diagnostic:
     return Diagnostic("INDEX_ENTRY", message, Location(str(index), line, 1))
 
 
-def _entries(index: Path) -> Iterator[tuple[int, Any, str | None]]:
+def _entries(index: Path, alias: FilesAlias) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, entry, problem) for every non-blank line, read as a stream."""
     stream = open_input(index)
     with stream:
@@ -41,86 +118,86 @@ def _entries(index: Path) -> Iterator[tuple[int, Any, str | None]]:
             except RulecheckError as error:
                 yield number, None, error.diagnostics[0].message
                 continue
-            yield number, entry, _entry_problem(entry)
+            yield number, entry, _entry_problem(entry, alias)
 
 
-def read_index(index: Path) -> Iterator[AnswerJob]:
-    """The jobs of an index (JSON Lines of {answer, packet, role[, draft, source]}), paths
-    relative to the index's folder. The index is read twice as a stream, never held: first
-    every malformed line is reported, then the jobs are produced one by one."""
+def read_index(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
+    """The jobs of an index (JSON Lines, one object per job keyed by the alias's argument
+    and options), paths relative to the index's folder. The index is read twice as a
+    stream, never held: first every malformed line is reported, then the jobs are
+    produced one by one."""
     problems = [
         _job_error(index, number, problem)
-        for number, _, problem in _entries(index)
+        for number, _, problem in _entries(index, alias)
         if problem is not None
     ]
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
-    return _jobs(index)
+    return _jobs(index, alias)
 
 
-def _jobs(index: Path) -> Iterator[AnswerJob]:
+def _jobs(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
     base = index.parent
-    for _, entry, _ in _entries(index):
-
-        def path(key: str, entry: dict[str, Any] = entry) -> Path | None:
-            return base / entry[key] if entry.get(key) is not None else None
-
-        yield AnswerJob(
-            base / entry["answer"],
-            base / entry["packet"],
-            entry["role"],
-            path("draft"),
-            path("source"),
+    for _, entry, _ in _entries(index, alias):
+        present = {key: value for key, value in entry.items() if value is not None}
+        files = {
+            key: base / present[key] for key in (alias.subject, *alias.files) if key in present
+        }
+        values = {key: present[key] for key in alias.values if key in present}
+        folder = (
+            base / present[alias.folder[0]] if alias.folder and alias.folder[0] in present else None
         )
+        yield FilesJob(files, values, folder)
 
 
-def _entry_problem(entry: Any) -> str | None:
+def _entry_problem(entry: Any, alias: FilesAlias) -> str | None:
     if not isinstance(entry, dict):
         return "an index entry must be a JSON object"
-    unknown = sorted(set(entry) - _KEYS)
+    unknown = sorted(set(entry) - set(alias.options()))
     if unknown:
         return "unknown key(s): " + ", ".join(f"`{key}`" for key in unknown)
-    for key in ("answer", "packet", "role"):
-        if not isinstance(entry.get(key), str):
-            return f"`{key}` must be a string"
-    if entry["role"] not in _ROLES:
-        return f"`role` must be one of {', '.join(_ROLES)}"
-    for key in ("draft", "source"):
+    if not isinstance(entry.get(alias.subject), str):
+        return f"`{alias.subject}` must be a string"
+    for key in alias.options():
         if entry.get(key) is not None and not isinstance(entry[key], str):
             return f"`{key}` must be a string or null"
     return None
 
 
-def _init_worker(rule_paths: Sequence[str]) -> None:
-    global _worker_checker
-    _worker_checker = AnswerChecker(compile_program(load_ruleset([Path(p) for p in rule_paths])))
+_worker: FilesRunner | None = None
 
 
-def _check_in_worker(job: AnswerJob) -> AnswerReport | RulecheckError:
-    assert _worker_checker is not None
+def _init_worker(rule_paths: Sequence[str], alias: FilesAlias) -> None:
+    global _worker
+    _worker = FilesRunner(compile_program(load_ruleset([Path(p) for p in rule_paths])), alias)
+
+
+def _run_in_worker(job: FilesJob) -> FilesResult | RulecheckError:
+    assert _worker is not None
     try:
-        return _worker_checker.check(job)
+        return _worker.run(job)
     except RulecheckError as error:
         return error
 
 
-def check_answers(
-    checker: AnswerChecker, jobs: Iterable[AnswerJob], rule_paths: Sequence[Path], workers: int
-) -> Iterator[AnswerReport]:
-    """Reports for `jobs` in order, computed in `workers` processes (1 = this process).
+def run_jobs(
+    runner: FilesRunner, jobs: Iterable[FilesJob], rule_paths: Sequence[Path], workers: int
+) -> Iterator[FilesResult]:
+    """Results for `jobs` in order, computed in `workers` processes (1 = this process).
 
     Jobs are handed to the pool a window at a time: `Pool.imap` would otherwise queue the
-    whole stream at once, and memory would grow with the number of answers.
+    whole stream at once, and memory would grow with the number of jobs.
     """
     if workers <= 1:
         for job in jobs:
-            yield checker.check(job)
+            yield runner.run(job)
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, _init_worker, ([str(p) for p in rule_paths],)) as pool:
+    arguments = ([str(p) for p in rule_paths], runner.alias)
+    with context.Pool(workers, _init_worker, arguments) as pool:
         iterator = iter(jobs)
         while window := list(itertools.islice(iterator, _WINDOW)):
-            for result in pool.imap(_check_in_worker, window, chunksize=_CHUNK):
+            for result in pool.imap(_run_in_worker, window, chunksize=_CHUNK):
                 if isinstance(result, RulecheckError):
                     raise result
                 yield result

@@ -43,7 +43,10 @@ class Facts:
         if self.root is None:
             return None
         path = paths.inside(self.root, relative, strict_segments=True)
-        return path if path is not None and path.is_file() else None
+        try:
+            return path if path is not None and path.is_file() else None
+        except OSError:  # e.g. a name too long for the file system: no such file
+            return None
 
     def file_bytes(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits (the last

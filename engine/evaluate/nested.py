@@ -14,20 +14,24 @@ a schema violation, a value of another type than its kind declares (only where e
 schema held: otherwise it restates the schema's finding), and every violation of the
 protocol's link rules (where a schema failed, without the rules' evaluation errors, which
 then only say that a value is missing). Nothing here knows any protocol.
+
+`NestedChecker.check_files` is the same check over files named one by one, as a command
+that checks a single input (`rulecheck answer`) runs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.bundle import paths
 from engine.bundle.documents import Document, load_document
-from engine.bundle.protocol_bundle import schema_problems, schema_validator
+from engine.bundle.protocol_bundle import schema_code, schema_problems, schema_validator
 from engine.bundle.schemac import Validator
-from engine.errors import Diagnostic, RulecheckError
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
@@ -39,13 +43,39 @@ from engine.syntax import ast
 _SHARED_LIMIT = 256  # documents kept between checks (a packet shared by many answers)
 
 
+@dataclass(frozen=True, slots=True)
+class FilesCheck:
+    """What checking one set of input files against a protocol found.
+
+    `checked` is false when a document the protocol needs has no file; then there are no
+    findings. Each finding is located in the file it is about (line, column and pointer
+    where known); `documents` names the file each document was read from."""
+
+    checked: bool
+    findings: tuple[Diagnostic, ...] = ()
+    documents: Mapping[str, str] = field(default_factory=dict)
+    rules_evaluated: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """True when every document was there and nothing was found."""
+        return self.checked and not self.findings
+
+
+_NOT_CHECKED = FilesCheck(False)
+
+
 @dataclass(slots=True)
 class NestedChecker:
-    """Runs nested checks for one evaluation of a bundle; documents that many checks share
-    are read and schema-checked once."""
+    """Checks sets of files against protocols: inside a bundle, for `check(...)`, or named
+    one by one on the command line. Documents that many checks share are read and
+    schema-checked once."""
 
     program: Program
-    root: Path
+    root: Path | None
+    # a file that cannot be read at all (absent, a FIFO): a usage error (exit 2) rather
+    # than a finding, for files a user named on the command line
+    unreadable_is_usage: bool = False
     _read: dict[tuple[str, str], tuple[Document | None, list[Diagnostic]]] = field(
         default_factory=dict
     )
@@ -63,14 +93,43 @@ class NestedChecker:
                 f"the files and given documents must be JSON values: {error}"
             ) from None
         if key not in self._results:
-            self._results[key] = self._check(protocol, files, given)
+            self._results[key] = _result(self._check_in_bundle(protocol, files, given))
         return self._results[key]
 
-    def _check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
-        decl = self._protocol(protocol)
+    def _check_in_bundle(
+        self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]
+    ) -> FilesCheck:
+        decl = self.protocol(protocol)
+        found: dict[str, Path] = {}
+        for clause in (c for c in decl.documents if c.from_file):
+            relative = files.get(clause.name.text)
+            if self.root is None:
+                raise ValueError("`check(...)` reads the files of a bundle: there is none")
+            path = paths.inside(self.root, relative, strict_segments=True) if relative else None
+            if path is not None and path.is_file():
+                found[clause.name.text] = path
+            elif not clause.optional:
+                return _NOT_CHECKED
+        return self.check_files(decl, found, given, self.root)
+
+    def check_files(
+        self,
+        decl: ast.ProtocolDecl,
+        files: Mapping[str, Path],
+        given: Mapping[str, Any],
+        root: Path | None,
+    ) -> FilesCheck:
+        """Every finding of protocol `decl` over the files of its documents and the values
+        of its `given` ones, file builtins reading the folder `root`; a required document
+        without a file is not checked.
+
+        Raises:
+            ValueError: a required `given` document has no value.
+            RulecheckError: exit 2 for a file that cannot be read, when
+                `unreadable_is_usage`.
+        """
         documents: dict[str, Any] = {}
         loaded: dict[str, Document] = {}
-        names: dict[str, str] = {}  # file -> document name, to name findings
         problems: list[Diagnostic] = []
         unparsed = schema_failed = False
         for clause in decl.documents:
@@ -79,16 +138,17 @@ class NestedChecker:
                 if given.get(name) is not None:
                     documents[name] = given[name]
                 elif not clause.optional:
-                    raise ValueError(f"protocol `{protocol}` needs the given document `{name}`")
+                    raise ValueError(
+                        f"protocol `{decl.name.text}` needs the given document `{name}`"
+                    )
                 continue
-            relative = files.get(name)
-            path = paths.inside(self.root, relative, strict_segments=True) if relative else None
-            if path is None or not path.is_file():
+            if not clause.from_file:
+                continue
+            if name not in files:
                 if clause.optional:
                     continue
-                return {"checked": False, "passed": False, "findings": []}
-            names[str(path)] = name
-            document, found = self._document(clause, path)
+                return _NOT_CHECKED
+            document, found = self._document(clause, files[name])
             problems += found
             if document is None:
                 unparsed = True
@@ -96,39 +156,58 @@ class NestedChecker:
             schema_failed = schema_failed or bool(found)
             loaded[name] = document
             documents[name] = document.value
+        shown = {name: str(path) for name, path in files.items()}
         if unparsed:
-            return _result(problems, names)
-        return self._evaluate(decl, documents, loaded, (problems, names), schema_failed)
+            return FilesCheck(True, tuple(problems), shown)
+        return self._evaluate(decl, (documents, loaded), problems, schema_failed, root)
 
     def _evaluate(
         self,
         decl: ast.ProtocolDecl,
-        documents: dict[str, Any],
-        loaded: dict[str, Document],
-        found: tuple[list[Diagnostic], dict[str, str]],
+        inputs: tuple[dict[str, Any], dict[str, Document]],
+        problems: list[Diagnostic],
         schema_failed: bool,
-    ) -> Any:
-        problems, names = found
+        root: Path | None,
+    ) -> FilesCheck:
+        documents, loaded = inputs
         graph_name = decl.graph[0].text
+        shown = {name: document.file for name, document in loaded.items()}
         unquoted = {n: u for n, d in loaded.items() if (u := d.member_unquoted())}
         graph = build_graph(self.program.graph(graph_name), documents, unquoted)
         if not schema_failed and graph.problems:
-            return _result([*problems, *graph.problems], names)
-        facts = Facts(self.program.ruleset.hashed.ruleset_hash, self.root)
+            located = [_in_file(p, loaded) for p in graph.problems]
+            return FilesCheck(True, tuple(problems + located), shown)
+        facts = Facts(self.program.ruleset.hashed.ruleset_hash, root)
         ctx = Context(graph, facts)
         measured = frozenset(c.name.text for c in decl.documents if c.measured)
         subject = measured or frozenset(documents)
-        violations: list[Violation] = []
-        for link in self.program.links_of(graph_name):
+        links = self.program.links_of(graph_name)
+        found = list(problems)
+        for link in links:
             failed, _bound = run_link(link, ctx, subject)
-            violations += [v for v in failed if not schema_failed or v.code != EVALUATION_ERROR]
-        return _result(problems, names, violations)
+            found += [
+                _violation(v, loaded)
+                for v in failed
+                if not schema_failed or v.code != EVALUATION_ERROR
+            ]
+        return FilesCheck(True, tuple(found), shown, len(links))
 
-    def _protocol(self, name: str) -> ast.ProtocolDecl:
+    def protocol(self, name: str) -> ast.ProtocolDecl:
+        """The protocol the rules declare under `name`.
+
+        Raises:
+            ValueError: the rules declare none.
+        """
         protocols = self.program.ruleset.checked.symbols.of_type(ast.ProtocolDecl)
         if name not in protocols:
             raise ValueError(f"the rules declare no protocol `{name}`")
         return protocols[name]
+
+    def schema(self, clause: ast.DocumentClause) -> tuple[str, Validator] | None:
+        """The sha256 and validator of a document clause's schema (read once), if any."""
+        if clause not in self._schemas:
+            self._schemas[clause] = schema_validator(clause)
+        return self._schemas[clause]
 
     def _document(
         self, clause: ast.DocumentClause, path: Path
@@ -141,31 +220,56 @@ class NestedChecker:
             try:
                 document = load_document(clause.name.text, path, clause.format.text)
             except RulecheckError as error:
+                if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
+                    raise
                 self._read[key] = (None, list(error.diagnostics))
             else:
-                if clause not in self._schemas:
-                    self._schemas[clause] = schema_validator(clause)
-                schema = self._schemas[clause]
-                found = schema_problems(document, schema[1]) if schema is not None else []
+                schema = self.schema(clause)
+                found = (
+                    schema_problems(document, schema[1], schema_code(clause))
+                    if schema is not None
+                    else []
+                )
                 self._read[key] = (document, found)
         return self._read[key]
 
 
-def _result(
-    problems: list[Diagnostic], names: Mapping[str, str], violations: Sequence[Violation] = ()
-) -> dict[str, Any]:
-    findings = [_finding(p, names) for p in problems]
-    findings += [
-        {
-            "code": v.code,
-            "document": v.document or "",
-            "pointer": v.pointer or "",
-            "message": v.message,
-        }
-        for v in violations
-    ]
+def _in_file(problem: Diagnostic, loaded: Mapping[str, Document]) -> Diagnostic:
+    """A graph problem (located by document name and pointer), located in its file."""
+    where = problem.location
+    if where is None or where.file not in loaded:
+        return problem
+    located = loaded[where.file].locate(where.pointer or "")
+    if where.pointer is None:
+        located = Location(located.file)
+    return dataclasses.replace(problem, location=located)
+
+
+def _violation(violation: Violation, loaded: Mapping[str, Document]) -> Diagnostic:
+    """A link rule's violation as a diagnostic in the file of the record it is about."""
+    document = loaded.get(violation.document or "")
+    if document is None:
+        where = Location(violation.document or "", pointer=violation.pointer)
+    elif violation.pointer is None:
+        where = Location(document.file)
+    else:
+        where = document.locate(violation.pointer)
+    return Diagnostic(
+        violation.code,
+        violation.message,
+        where,
+        rule=violation.rule,
+        rule_hash=violation.rule_hash,
+        ids=violation.ids,
+    )
+
+
+def _result(outcome: FilesCheck) -> dict[str, Any]:
+    """A files check as the map `check(...)` returns: findings named by document."""
+    by_file = {file: name for name, file in outcome.documents.items()}
+    findings = [_finding(d, by_file) for d in outcome.findings]
     findings.sort(key=lambda f: (f["document"], f["pointer"], f["code"], f["message"]))
-    return {"checked": True, "passed": not findings, "findings": findings}
+    return {"checked": outcome.checked, "passed": outcome.passed, "findings": findings}
 
 
 def _finding(problem: Diagnostic, by_file: Mapping[str, str]) -> dict[str, Any]:

@@ -434,9 +434,11 @@ class TransitionsDecl:
 
 @dataclass(frozen=True, slots=True)
 class DocumentClause:
-    """`document NAME path "P" format F [schema "S"] [measured] [optional]`: one file of a
-    bundle (or, with `*` in a segment of P, every file it matches, in path order), read as
-    the input document NAME that `records NAME` clauses of kinds name.
+    """`document NAME path "P" format F [schema "S" [else reject CODE]] [measured]
+    [optional]`: one file of a bundle (or, with `*` in a segment of P, every file it
+    matches, in path order), read as the input document NAME that `records NAME` clauses
+    of kinds name. A schema violation is reported as CODE (a declared `code`), else as
+    `DOCUMENT_SCHEMA`.
 
     `document NAME from table T` is a derived document: the rows of table T, evaluated on
     the documents read from files, become its records. `document NAME given` is a value
@@ -451,6 +453,7 @@ class DocumentClause:
     span: Span = _span()
     table: Ident | None = None
     given: bool = False
+    schema_code: Ident | None = None
 
     @property
     def from_file(self) -> bool:

@@ -530,6 +530,8 @@ def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
         )
         if document.schema is not None:
             text += f" schema {_quote(document.schema)}"
+            if document.schema_code is not None:
+                text += f" else reject {document.schema_code.text}"
         text += " measured" * document.measured + " optional" * document.optional
         block.piece(block.add(text), document.span)
     for keyword, idents in (("admission", decl.admission), ("verdict", decl.verdict)):

@@ -518,14 +518,16 @@ class _Builder:
 
     def document_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
         name, path, file_format, schema, measured, optional = children
+        schema_path, schema_code = schema if schema is not None else (None, None)
         document = ast.DocumentClause(
             self._ident(name),
             _unquote(path),
             self._ident(file_format),
-            schema,
+            schema_path,
             bool(measured),
             bool(optional),
             span,
+            schema_code=schema_code,
         )
         return "document", document
 
@@ -547,8 +549,9 @@ class _Builder:
         text, gate = children
         return "banner", ast.Banner(_unquote(text), self._ident(gate), span)
 
-    def doc_schema(self, span: ast.Span, children: list[Token]) -> str:
-        return _unquote(children[0])
+    def doc_schema(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Ident | None]:
+        path, code = children[0], children[-1]  # absent, `else reject CODE` is None each
+        return _unquote(path), self._ident(code) if code is not None else None
 
     def doc_measured(self, span: ast.Span, children: list[Token]) -> bool:
         return True

@@ -1,0 +1,50 @@
+"""A command over one protocol whose options are named after the protocol's documents
+(`rulecheck answer ANSWER --packet P --role R`), and one input to check through it.
+
+Kept apart from the checker so that the command line can declare aliases without
+loading the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class FilesAlias:
+    """A command over one protocol, its options named after the protocol's documents."""
+
+    protocol: str
+    subject: str  # the document named by the command's argument
+    files: tuple[str, ...]  # documents named by `--NAME PATH`
+    values: Mapping[str, tuple[str, str]]  # `--OPTION TEXT` -> (given document, its member)
+    folder: tuple[str, str] | None  # `--OPTION DIR` -> the given document it names
+    shown: tuple[str, ...]  # the options a report names, after the argument
+    schema_key: str  # the report's key for the sha256 of the subject's schema
+    passed_note: str
+    failed_note: str
+
+    def options(self) -> tuple[str, ...]:
+        """Every key of an index entry: the argument's document and each option."""
+        folder = (self.folder[0],) if self.folder else ()
+        return (self.subject, *self.files, *self.values, *folder)
+
+
+@dataclass(frozen=True, slots=True)
+class FilesJob:
+    """One input to check: the file of each document, each value option, and the folder."""
+
+    files: Mapping[str, Path]
+    values: Mapping[str, str] = field(default_factory=dict)
+    folder: Path | None = None
+
+    def shown(self, alias: FilesAlias) -> dict[str, str]:
+        """What a report names: the argument's file, then the shown options given."""
+        named = {alias.subject: str(self.files[alias.subject])}
+        for option in alias.shown:
+            if option in self.files:
+                named[option] = str(self.files[option])
+            elif option in self.values:
+                named[option] = self.values[option]
+        return named
