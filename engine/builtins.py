@@ -232,6 +232,16 @@ BUILTINS: tuple[Builtin, ...] = (
         context=True,
     ),
     Builtin(
+        "member_sha256",
+        1,
+        "member_sha256(node)",
+        "text",
+        "the sha256 of the file `node` was read from, when its document is one of many files "
+        "(`truth/*.yaml`): which file holds a record, by its bytes, whatever its name",
+        "member_sha256",
+        context=True,
+    ),
+    Builtin(
         "record_line",
         1,
         "record_line(node)",
@@ -301,6 +311,32 @@ BUILTINS: tuple[Builtin, ...] = (
         "the sha256 of the canonical JSON of a value followed by a newline: the bytes of a "
         "canonical JSON file holding it (an exact number that is not whole is an error)",
         "json_sha256",
+    ),
+    Builtin(
+        "json_text",
+        1,
+        "json_text(value)",
+        "text",
+        "the canonical JSON of a value (keys sorted, no spaces, UTF-8 as is, no final "
+        "newline): a serialisation anyone can re-derive, `json_sha256` of it without the "
+        "newline",
+        "json_text",
+    ),
+    Builtin(
+        "text_sha256",
+        1,
+        "text_sha256(text)",
+        "text",
+        "the sha256 of a text's UTF-8 bytes",
+        "text_sha256",
+    ),
+    Builtin(
+        "text_bytes",
+        1,
+        "text_bytes(text)",
+        "number",
+        "the number of bytes of a text in UTF-8 (`len` counts Unicode scalar values)",
+        "text_bytes",
     ),
     Builtin(
         "check",

@@ -182,6 +182,7 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("INPUT_TOO_DEEP", "JSON or YAML data nests deeper than the limit"),
             ("INPUT_STRING_TOO_LONG", "a JSON or YAML string is longer than the limit"),
             ("INPUT_TOO_MANY_RECORDS", "a document holds more records or values than the limit"),
+            ("INPUT_TOO_MANY_FILES", "a document's pattern matches more files than the limit"),
             (
                 "OUTPUT_IS_INPUT",
                 "`--out` names an input file or a path inside the bundle read (exit 2)",
@@ -205,6 +206,10 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ),
             ("EXPORT_ROW", "a row of an exported table has no value or no new plain file name"),
             ("OUTPUT_EXISTS", "the folder `--out` names exists and is not empty (exit 2)"),
+            (
+                "SEAL_EXISTS",
+                "the bundle is sealed already; `rulecheck seal --force` replaces the seal",
+            ),
             (
                 "DERIVED_VALUE",
                 "a cell of a derived document's table cannot be evaluated or written as JSON",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 import tempfile
@@ -559,6 +560,63 @@ def export(
         f"wrote {_count(len(names), 'file')} and index.json to {out}\n",
         output_format,
         {"out": str(out), "table": table, "files": names},
+    )
+    return 0
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace a seal the bundle already holds.")
+@rules_option
+@protocol_option
+@format_option
+@command
+def seal(
+    bundle: Path,
+    force: bool,
+    rules: tuple[Path, ...],
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Seal a bundle's run records once the run has ended: write the rows of the protocol's
+    `seal TABLE into DOCUMENT` (each file and its sha256) as DOCUMENT's file, and print its
+    sha256, the value to publish with the result. `check` then refuses any record edited
+    afterwards."""
+    from engine.bundle import paths
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.export import seal_bytes
+
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    if not protocol.seals:
+        message = f"protocol `{protocol.name.text}` declares no `seal TABLE into DOCUMENT`"
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    declared = protocol.seals[0]
+    clause = next(d for d in protocol.documents if d.name.text == declared.document.text)
+    target = paths.inside(bundle, clause.path, strict_segments=True)
+    if target is None:
+        message = f"the seal `{clause.path}` would leave the bundle"
+        where = Location(str(bundle / clause.path))
+        raise RulecheckError([Diagnostic("BUNDLE_PATH_OUTSIDE", message, where)], ExitCode.USAGE)
+    if (target.exists() or target.is_symlink()) and not force:
+        message = f"`{bundle / clause.path}` already seals this bundle"
+        where = Location(str(bundle / clause.path))
+        hint = "a seal is written once, when the run ends; `--force` replaces it"
+        raise RulecheckError(
+            [Diagnostic("SEAL_EXISTS", message, where, hint=hint)], ExitCode.REFUSED
+        )
+    found = evaluate_protocol(program, bundle, protocol)
+    tables = {t.name: t for t in found.graph.evaluation.tables}
+    table = tables[declared.table.text]
+    data = seal_bytes(table, found.graph.nodes)
+    _write_output(target, data.decode("utf-8"))
+    digest = hashlib.sha256(data).hexdigest()
+    rows = len(table.rows)
+    _echo(
+        f"sealed {bundle / clause.path}: {_count(rows, 'row')} of table "
+        f"{declared.table.text}, sha256 {digest}\n",
+        output_format,
+        {"seal": str(bundle / clause.path), "table": declared.table.text, "sha256": digest},
     )
     return 0
 

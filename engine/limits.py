@@ -47,6 +47,10 @@ MAX_RECORDS: Final = 5_000_000
 # by counting separators: parsing and graph building cost about 1 KB per value.
 MAX_VALUES: Final = 2_000_000
 MAX_RULE_DEPTH: Final = 100
+# Files one document of many files (`truth/*.yaml`) may match, and the bytes they may hold
+# together: a document of one file or of many is bounded alike.
+MAX_DOCUMENT_FILES: Final = 100_000
+MAX_DOCUMENT_BYTES: Final = MAX_FILE_BYTES
 
 # How a path is shown in a message: a 5,000-character name is cut.
 _SHOWN_PATH_CHARS: Final = 200

@@ -68,7 +68,7 @@ import random
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
@@ -242,6 +242,8 @@ class Campaign:
     adjudication_manifest: dict[str, Any]
     sources: dict[str, bytes]
     prompt_parts: dict[str, str]
+    # seal.json: each run record file and its sha256, as `rulecheck seal` writes it
+    seal: list[dict[str, Any]] = field(default_factory=list)
 
 
 def prompt_parts(schema_sha: str) -> dict[str, str]:
@@ -256,6 +258,28 @@ def prompt_parts(schema_sha: str) -> dict[str, str]:
 def render_prompt(parts: dict[str, str], role: str) -> str:
     """A role's prompt: the common instruction, its instruction and its schema block."""
     return "\n".join((parts["common"], parts[f"roles/{role}"], parts[f"schemas/{role}"]))
+
+
+# What the task block shows an agent of its task (never its phase or its truth).
+TASK_BLOCK_FIELDS = ("task_id", "repository", "stratum", "packet_id")
+
+
+def input_block(label: str, body: bytes) -> bytes:
+    """One labelled block of a session's input: a blank line, `=== LABEL ===`, the body."""
+    return b"\n\n=== " + label.encode("utf-8") + b" ===\n" + body
+
+
+def render_input(prompt: str, task: dict[str, Any], packet: bytes, draft: bytes | None) -> bytes:
+    """A session's input: its role's prompt, then TASK (the canonical JSON of the task's
+    shown fields and a newline), EVIDENCE_PACKET (the packet file's bytes) and, for A and
+    B, COMMON_DRAFT (the D answer file's bytes), as docs/campaign-format.md says."""
+    shown = {key: task[key] for key in TASK_BLOCK_FIELDS}
+    task_text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    blocks = input_block("TASK", task_text.encode("utf-8") + b"\n")
+    blocks += input_block("EVIDENCE_PACKET", packet)
+    if draft is not None:
+        blocks += input_block("COMMON_DRAFT", draft)
+    return prompt.encode("utf-8") + blocks
 
 
 # ---- serialization (the exact bytes write_campaign puts on disk) -----------------------------
@@ -346,6 +370,60 @@ def rehash_campaign(campaign: Campaign) -> Campaign:
         {"record_id": record["record_id"], "sha256": sha256_hex(jsonl_line(record))}
         for record in campaign.adjudications
     ]
+    return reseal_campaign(campaign)
+
+
+def rerate_truth(campaign: Campaign) -> Campaign:
+    """Recompute, in place, every rating's `truth_sha256` from the truth files the
+    campaign holds now: as if the raters had been given them (a mutation of the truth made
+    before the ratings). Returns the campaign."""
+    by_task = {t["task_id"]: sha256_hex(yaml_bytes(t)) for t in campaign.truth.values()}
+    blind = {
+        blind_answer_id(campaign.manifest["trial_seed"], s["session_id"]): s
+        for s in campaign.sessions
+    }
+    triplets = {t["triplet_id"]: t for t in campaign.manifest["triplets"]}
+    for rating in campaign.adjudications:
+        task_id = triplets[blind[rating["answer_id"]]["triplet_id"]]["task_id"]
+        rating["truth_sha256"] = by_task.get(task_id, rating["truth_sha256"])
+    return campaign
+
+
+RUN_RECORD_FILES = ("sessions.jsonl", "requests.jsonl", "receipts.jsonl")
+
+
+def reseal_campaign(campaign: Campaign) -> Campaign:
+    """Recompute, in place, the seal of the run's records (`table seal_files`): the
+    sessions, requests and receipts files and every answer file a session names."""
+    files = render(campaign)
+    answers = sorted({s["answer"] for s in campaign.sessions if s["answer"] is not None})
+    campaign.seal = [
+        {"path": path, "sha256": sha256_hex(files[path]) if path in files else None}
+        for path in sorted({*RUN_RECORD_FILES, *answers})
+    ]
+    return campaign
+
+
+def rerender_requests(campaign: Campaign) -> Campaign:
+    """Recompute, in place, every request's `input_sha256` and `input_bytes` from the
+    prompts, tasks, packets and D answers the campaign holds now: as if the run had sent
+    them (a mutation of an input made before the run). Returns the campaign."""
+    sessions = {s["session_id"]: s for s in campaign.sessions}
+    triplets = {t["triplet_id"]: t for t in campaign.manifest["triplets"]}
+    tasks = {t["task_id"]: t for t in campaign.tasks["tasks"]}
+    drafts = {
+        s["triplet_id"]: json_bytes(campaign.answers[s["session_id"]])
+        for s in campaign.sessions
+        if s["role"] == "D" and s["session_id"] in campaign.answers
+    }
+    for request in campaign.requests:
+        session = sessions[request["session_id"]]
+        task = tasks[triplets[session["triplet_id"]]["task_id"]]
+        draft = None if session["role"] == "D" else drafts[session["triplet_id"]]
+        packet = json_bytes(campaign.packets[task["packet_id"]])
+        rendered = render_input(campaign.prompts[session["role"]], task, packet, draft)
+        request["input_sha256"] = sha256_hex(rendered)
+        request["input_bytes"] = len(rendered)
     return campaign
 
 
@@ -379,6 +457,8 @@ def render(campaign: Campaign) -> dict[str, bytes]:
         files[f"answers/{session_id}.json"] = json_bytes(answer)
     files["adjudications.jsonl"] = jsonl_bytes(campaign.adjudications)
     files["adjudication_manifest.yaml"] = yaml_bytes(campaign.adjudication_manifest)
+    if campaign.seal:
+        files["seal.json"] = canonical_json(campaign.seal) + b"\n"
     return files
 
 
@@ -684,7 +764,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
 
     order = task_order(seed, [task_id for task_id, _, _ in EVAL_TASKS])
     triplets = _with_replacements(_triplets(order), opts.replaced_triplets)
-    task_bytes = {entry["task_id"]: jsonl_line(entry) + b"\n" for entry in task_entries}
+    tasks_by_id = {entry["task_id"]: entry for entry in task_entries}
 
     sessions: list[dict[str, Any]] = []
     requests: list[dict[str, Any]] = []
@@ -700,7 +780,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         token_factor, time_factor = opts.factors(triplet, rng.uniform(1.05, 1.15))
         meters = {"D": d_meter, "A": a_meter, "B": _scaled(a_meter, token_factor, time_factor)}
         second = "B" if triplet["first_arm"] == "A" else "A"
-        draft_bytes = b""
+        draft_bytes: bytes | None = None
         for role in ("D", triplet["first_arm"], second):
             number = len(sessions) + 1
             session_id, request_id = f"S{number:04d}", f"Q{number:04d}"
@@ -721,14 +801,15 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     "validity": "valid",
                     "invalid_reason": None,
                     "outcome": "answered",
+                    "permission_sha256": sha256_hex(PERMISSION_POLICY_TEXT),
                 }
             )
             if triplet["triplet_id"] in opts.replaced_triplets:
                 sessions[-1].update(
                     validity="infrastructure_invalid", invalid_reason="platform_outage"
                 )
-            request_input = (
-                prompts[role].encode("utf-8") + task_bytes[task_id] + packet_bytes + draft_bytes
+            request_input = render_input(
+                prompts[role], tasks_by_id[task_id], packet_bytes, draft_bytes
             )
             meter = meters[role]
             start = clock
@@ -815,6 +896,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                 "answer_id": fields["answer_id"],
                 "answer_sha256": fields["answer_sha256"],
                 "truth_version": "1",
+                "truth_sha256": fields["truth_sha256"],
                 "obligation_id": fields["obligation_id"],
                 "rater": fields["rater"],
                 "role": fields["role"],
@@ -838,6 +920,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         blind = {
             "answer_id": answer_id,
             "answer_sha256": sha256_hex(blind_bytes(answer_id, answers[session_id]["final"])),
+            "truth_sha256": sha256_hex(yaml_bytes(truth[task_id])),
         }
         frozen_s = rating_start + ADJUDICATION_STEP_S * index
         frozen = _utc(frozen_s)

@@ -25,6 +25,8 @@ from campaign_builder import (
     json_bytes,
     make_campaign,
     render_prompt,
+    rerate_truth,
+    rerender_requests,
     write_campaign,
 )
 from cli_run import CliRun
@@ -247,11 +249,13 @@ def _m_draft_edited_after_receipt(c: Campaign) -> None:
 
 def _m_packet_commit(c: Campaign) -> None:
     c.packets["P7"]["commit"] = "f" * 40  # re-hashed as a freezer would: only the rule sees it
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_excerpt_byte(c: Campaign) -> None:
     item = c.packets["P6"]["items"][2]
     item["text"] = item["text"].replace("= ", "=  ", 1)  # one byte, same lines and file hash
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_source_unmeasured(c: Campaign) -> None:
@@ -261,11 +265,32 @@ def _m_source_unmeasured(c: Campaign) -> None:
 
 def _m_prompt_not_rendered(c: Campaign) -> None:
     c.prompts["D"] += "Answer in fewer words.\n"  # an instruction no part holds
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_b_instruction_to_a(c: Campaign) -> None:
     c.prompt_parts["roles/A"] += "\n" + c.prompt_parts["roles/B"]  # and rendered, consistently
     c.prompts["A"] = render_prompt(c.prompt_parts, "A")
+    rerender_requests(c)  # and sent as it is
+
+
+def _m_session_policy(c: Campaign) -> None:
+    # A ran under another permission policy than the frozen one
+    session(c, "E-T5-1", "A")["permission_sha256"] = "0" * 64
+
+
+def _m_record_after_seal(c: Campaign) -> None:
+    # the seal says receipts.jsonl had other bytes: it was edited after the run was sealed
+    next(e for e in c.seal if e["path"] == "receipts.jsonl")["sha256"] = "0" * 64
+
+
+def _m_seal_extra(c: Campaign) -> None:
+    c.seal.append({"path": "notes.txt", "sha256": None})
+
+
+def _m_request_input(c: Campaign) -> None:
+    # B was sent a byte more than its session's rendered input (an instruction slipped in)
+    request_of(c, session(c, "E-T4-1", "B")["session_id"])["input_bytes"] += 1
 
 
 def _m_frozen_after_start(c: Campaign) -> None:
@@ -376,6 +401,7 @@ def _m_review_not_dispatched(c: Campaign) -> None:
 
 def _m_triplet_roles(c: Campaign) -> None:
     session(c, "D2-T9", "B")["role"] = "A"
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_pair_count(c: Campaign) -> None:
@@ -405,14 +431,17 @@ def _task_entry(c: Campaign, task_id: str) -> dict[str, Any]:
 
 def _m_eval_registry(c: Campaign) -> None:
     _task_entry(c, "T1")["repository"] = "synthetic/eval-b"
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_strata(c: Campaign) -> None:
     _task_entry(c, "T1")["stratum"] = "change_impact"
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_dev_registry(c: Campaign) -> None:
     _task_entry(c, "T9")["repository"] = "synthetic/dev-b"
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_rejection_late(c: Campaign) -> None:
@@ -434,11 +463,13 @@ def _m_truth_unregistered(c: Campaign) -> None:
 def _m_truth_count(c: Campaign) -> None:
     for obligation in c.truth["T10"]["obligations"][1:5]:
         obligation["answerable"] = False
+    rerate_truth(c)  # the raters were given this truth
 
 
 def _m_packet(c: Campaign) -> None:
     items = c.packets["P11"]["items"]  # a 13th item: authentic, cited by no answer, one too many
     items.append({**items[0], "id": f"E{len(items) + 1}"})
+    rerender_requests(c)  # and sent as it is
 
 
 def _m_session_time(c: Campaign) -> None:
@@ -558,6 +589,10 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
     "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
     "answered_sessions_validated_once": ("VALIDATION_RECEIPT_COUNT", _m_validation_missing, True),
+    "request_input_is_rendered": ("REQUEST_INPUT_NOT_RENDERED", _m_request_input, True),
+    "sessions_ran_under_frozen_policy": ("SESSION_POLICY_NOT_FROZEN", _m_session_policy, True),
+    "run_records_sealed": ("RUN_NOT_SEALED", _m_record_after_seal, False),
+    "seal_lists_run_records": ("SEAL_LISTS_UNKNOWN", _m_seal_extra, False),
     # 000_accounting.rules
     "campaign_wall_time": ("CAMPAIGN_OVER_TIME", _m_campaign_time, True),
     "reservation_covers_use": ("RESERVATION_INSUFFICIENT", _m_reservation_short, True),
@@ -587,6 +622,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "pair_has_one_allowance",
             "pair_runs_serially",
             "answered_sessions_validated_once",
+            "request_input_is_rendered",
+            "sessions_ran_under_frozen_policy",
         ),
     ),
     (
@@ -599,6 +636,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "excerpt_sources_measured",
             "ratings_listed_in_manifest",
             "manifest_records_present",
+            "run_records_sealed",
+            "seal_lists_run_records",
         ),
     ),
     (
@@ -1001,6 +1040,7 @@ def _add_answerable_obligations(c: Campaign, task_id: str, b_correct: int, a_cor
                     citations_support=None,
                 )
                 c.adjudications.append(record)
+    rerate_truth(c)  # the raters were given this truth
 
 
 def _v_citations(c: Campaign) -> None:
@@ -1395,8 +1435,13 @@ def test_prompt_byte_changed(tmp_path: Path) -> None:
     campaign.prompts["B"] = campaign.prompts["B"].replace("once", "Once", 1)
     run = check(campaign, tmp_path, rehash=False)
     assert run.exit_code == 1
-    # the frozen hash no longer matches, and the prompt is no longer its parts
-    assert run.codes() == {"FREEZE_INPUT_CHANGED", "PROMPT_NOT_RENDERED"}
+    # the frozen hash no longer matches, the prompt is no longer its parts, and no B
+    # request was sent what its session renders to now
+    assert run.codes() == {
+        "FREEZE_INPUT_CHANGED",
+        "PROMPT_NOT_RENDERED",
+        "REQUEST_INPUT_NOT_RENDERED",
+    }
     (violation,) = [v for v in run.violations if v["code"] == "FREEZE_INPUT_CHANGED"]
     assert violation_ids(run, "PROMPT_NOT_RENDERED") == [["B"]]
     index = next(

@@ -89,3 +89,32 @@ def test_an_output_may_not_overwrite_an_input_or_land_in_the_bundle(tmp_path: Pa
     assert code(tmp_path / "link.rules") == "OUTPUT_IS_INPUT"
     assert code(tmp_path / "report.json") is None
     assert code(tmp_path / "B2" / "report.json") is None
+
+
+NESTED = Path(__file__).resolve().parent / "data" / "nested"
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "code"),
+    [
+        ("MAX_DOCUMENT_FILES", 1, "INPUT_TOO_MANY_FILES"),
+        ("MAX_DOCUMENT_BYTES", 10, "INPUT_TOO_LARGE"),
+    ],
+)
+def test_a_document_of_many_files_is_bounded_before_it_is_read(
+    limit: str, value: int, code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The accepted bundle's `tasks/*.yaml` matches two files of some hundred bytes: with the
+    # limit lowered, the document is refused at its pattern, before any file is parsed.
+    from engine.bundle import protocol_bundle
+    from tests.cli_run import CliRun
+
+    rules = str(NESTED / "review.rules")
+    bundle = str(NESTED / "accepted")
+    assert CliRun(["check", bundle, "--rules", rules]).exit_code == 0
+    monkeypatch.setattr(protocol_bundle, limit, value)
+    run = CliRun(["check", bundle, "--rules", rules, "--format", "json"])
+    assert run.exit_code == 1
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == code
+    assert diagnostic["location"]["file"].endswith("tasks/*.yaml")

@@ -22,6 +22,7 @@ from engine.bundle.schemac import Validator
 from engine.bundle.strictjson import locate
 from engine.check.protocols import load_schema, schema_path
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_FILES
 from engine.syntax import ast
 
 PROTOCOL_FILE = "rulecheck.yaml"
@@ -140,6 +141,10 @@ def _read_files(
         message = f"document `{name}` at `{clause.path}` leaves the bundle"
         problems.append(Diagnostic("BUNDLE_PATH_OUTSIDE", message, Location(shown)))
         return None
+    too_many = _too_many_files(root, clause, names)
+    if too_many is not None:
+        problems.append(too_many)
+        return None
     members = []
     for relative in names:
         if paths.inside(root, relative, strict_segments=True) is None:
@@ -159,6 +164,32 @@ def _read_files(
         problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
         return None
     return document_of_files(name, shown, clause.format.text, members)
+
+
+def _too_many_files(root: Path, clause: ast.DocumentClause, names: list[str]) -> Diagnostic | None:
+    """A problem when the files a pattern matches are more, or hold more bytes together,
+    than one document may (measured before any is read)."""
+    shown = str(root / clause.path)
+    name = clause.name.text
+    if len(names) > MAX_DOCUMENT_FILES:
+        message = (
+            f"`{clause.path}` matches {len(names)} files (document `{name}`): more than "
+            f"{MAX_DOCUMENT_FILES}, the limit of files per document"
+        )
+        return Diagnostic("INPUT_TOO_MANY_FILES", message, Location(shown))
+    total = 0
+    for relative in names:
+        try:
+            total += os.stat(root / relative).st_size
+        except OSError:  # read (and reported) with the file itself
+            continue
+        if total > MAX_DOCUMENT_BYTES:
+            message = (
+                f"the files `{clause.path}` matches hold more than {MAX_DOCUMENT_BYTES} bytes "
+                f"together (document `{name}`), the size limit of a document"
+            )
+            return Diagnostic("INPUT_TOO_LARGE", message, Location(shown))
+    return None
 
 
 def _schema(clause: ast.DocumentClause, problems: list[Diagnostic]) -> tuple[str, Validator] | None:

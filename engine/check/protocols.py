@@ -32,6 +32,7 @@ _ENTRY_KINDS = {
     "verdict": ast.DecisionDecl,
     "report": ast.TableDecl,
     "banner": ast.GateDecl,
+    "seal": ast.TableDecl,
 }
 
 
@@ -241,13 +242,15 @@ def _check_schema(document: ast.DocumentClause, protocol: str, facts: ProtocolFa
 def _check_entries(decl: ast.ProtocolDecl, symbols: SymbolTable, facts: ProtocolFacts) -> None:
     name = decl.name.text
     banners = tuple(b.gate for b in decl.banners)
+    _check_seals(decl, facts)
     for keyword, idents in (
         ("admission", decl.admission),
         ("verdict", decl.verdict),
         ("report", decl.report),
         ("banner", banners),
+        ("seal", tuple(s.table for s in decl.seals)),
     ):
-        if keyword in ("admission", "verdict") and len(idents) > 1:
+        if keyword in ("admission", "verdict", "seal") and len(idents) > 1:
             message = f"protocol `{name}` has {len(idents)} `{keyword}` clauses; one at most"
             facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, idents[1].span, name))
         wanted = _ENTRY_KINDS[keyword]
@@ -275,6 +278,33 @@ def _check_entries(decl: ast.ProtocolDecl, symbols: SymbolTable, facts: Protocol
                 facts.diagnostics.append(_error("TYPE_MISMATCH", message, ident.span, name))
 
 
+def _check_seals(decl: ast.ProtocolDecl, facts: ProtocolFacts) -> None:
+    """`seal TABLE into DOCUMENT`: DOCUMENT is an optional JSON file of the protocol (a
+    bundle is read before it is sealed)."""
+    name = decl.name.text
+    documents = {d.name.text: d for d in decl.documents}
+    for seal in decl.seals:
+        target = documents.get(seal.document.text)
+        if target is None:
+            message = f"protocol `{name}` declares no document `{seal.document.text}` to seal into"
+            hint = did_you_mean(seal.document.text, documents)
+            facts.diagnostics.append(
+                _error("UNKNOWN_NAME", message, seal.document.span, name, hint)
+            )
+        elif not target.from_file or target.glob or target.format.text != "json":
+            message = f"a seal is written as one JSON file; `{seal.document.text}` is not one"
+            hint = f'declare `document {seal.document.text} path "seal.json" format json optional`'
+            facts.diagnostics.append(
+                _error("PROTOCOL_CLAUSE", message, seal.document.span, name, hint)
+            )
+        elif not target.optional:
+            message = f"the seal document `{seal.document.text}` must be `optional`"
+            hint = "a bundle is read to be sealed before its seal exists"
+            facts.diagnostics.append(
+                _error("PROTOCOL_CLAUSE", message, seal.document.span, name, hint)
+            )
+
+
 def entries_off_graph(
     decl: ast.ProtocolDecl, graphs: Mapping[str, frozenset[str]]
 ) -> list[Diagnostic]:
@@ -285,7 +315,8 @@ def entries_off_graph(
     problems = []
     derived = tuple(d.table for d in decl.documents if d.table is not None)
     banners = tuple(b.gate for b in decl.banners)
-    for ident in (*decl.admission, *decl.verdict, *decl.report, *derived, *banners):
+    seals = tuple(s.table for s in decl.seals)
+    for ident in (*decl.admission, *decl.verdict, *decl.report, *derived, *banners, *seals):
         runs_on = graphs.get(ident.text)
         if runs_on is not None and graph not in runs_on:
             where = ", ".join(f"`{g}`" for g in sorted(runs_on)) or "no graph"

@@ -565,13 +565,17 @@ class TypeChecker:
             )
             return ANY
         match node.func:
-            case "len" | "line_count" | "id_count" | "record_line" | "file_size":
+            case "len" | "line_count" | "id_count" | "record_line" | "file_size" | "text_bytes":
                 return NUMBER_TYPE
             case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
+                return TEXT
+            case "member_sha256":
                 return TEXT
             case "file_lines" | "file_text":
                 return TEXT
             case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
+                return TEXT
+            case "json_text" | "text_sha256":
                 return TEXT
             case "json_at":
                 return ANY

@@ -30,6 +30,8 @@ class Facts:
     ruleset_hash: str = ""
     root: Path | None = None
     records: Mapping[str, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+    # per document of many files, the sha256 of each of its files, in its order
+    members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `check(PROTOCOL, files, given)`: runs a protocol on files of this bundle (None outside one)
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = field(
         default=None, compare=False, repr=False
@@ -83,6 +85,14 @@ class Facts:
             raw = self.file_bytes(relative)
             self._digests[relative] = None if raw is None else hashlib.sha256(raw).hexdigest()
         return self._digests[relative]
+
+    def member(self, document: str, pointer: str) -> str | None:
+        """The sha256 of the file of document `document` that holds `pointer` (`/N...`)."""
+        files = self.members.get(document)
+        head = pointer.split("/")[1] if pointer.count("/") else ""
+        if files is None or not head.isdigit() or int(head) >= len(files):
+            return None
+        return files[int(head)]
 
     def record(self, document: str, pointer: str) -> tuple[int, bytes] | None:
         """The line and bytes of the JSON Lines record at `pointer` (`/N...`) of `document`."""

@@ -114,7 +114,9 @@ def documents_context(
     if built.problems:
         raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
     records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
-    return Context(built, Facts(program.ruleset.hashed.ruleset_hash, root, records, nested))
+    members = {n: tuple(m.sha256 for m in d.members) for n, d in documents.items() if d.members}
+    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, members, nested)
+    return Context(built, facts)
 
 
 def located_problems(

@@ -602,6 +602,19 @@ def record_sha256(ctx: Context, node: Any) -> str:
     return hashlib.sha256(_record(ctx, node, "record_sha256")[1].rstrip(b"\r")).hexdigest()
 
 
+def member_sha256(ctx: Context, node: Any) -> str:
+    """The sha256 of the file of a many-file document that a node was read from."""
+    if node.__class__ is not tuple:
+        raise EvaluationError(f"`member_sha256` needs a node, found {_shown(node)}")
+    attrs = ctx.graph.attrs[node]
+    found = ctx.facts.member(attrs["@document"], attrs["@pointer"])
+    if found is None:
+        raise EvaluationError(
+            "`member_sha256`: the node was not read from a document of many files"
+        )
+    return found
+
+
 def record_line(ctx: Context, node: Any) -> int:
     """The physical line of the JSON Lines record a node was read from."""
     return _record(ctx, node, "record_line")[0]
@@ -654,6 +667,33 @@ def json_sha256(value: Any) -> str:
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
+
+
+def json_text(value: Any) -> str:
+    """A value's canonical JSON, as text."""
+    from engine.freeze.canonical import canonical_json
+
+    try:
+        return canonical_json(json_data(value)).decode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise EvaluationError(f"`json_text` needs a JSON value: {error}") from None
+
+
+def _utf8(value: Any, what: str) -> bytes:
+    try:
+        return _text(value, what).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate has no UTF-8 form
+        raise EvaluationError(f"`{what}` needs text that has a UTF-8 form") from None
+
+
+def text_sha256(value: Any) -> str:
+    """The sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(_utf8(value, "text_sha256")).hexdigest()
+
+
+def text_bytes(value: Any) -> int:
+    """The UTF-8 byte count of a text."""
+    return len(_utf8(value, "text_bytes"))
 
 
 _JSON_SCALARS = frozenset({str, int, bool, float, type(None), Decimal})

@@ -107,3 +107,25 @@ def write_files(out: Path, files: list[ExportedFile]) -> None:
         raise RulecheckError(
             [Diagnostic("FILE_UNREADABLE", message, Location(str(out)))], ExitCode.USAGE
         ) from None
+
+
+def seal_bytes(table: TableResult, nodes: dict[Any, dict[str, Any]]) -> bytes:
+    """The bytes of a seal: the canonical JSON list of the table's rows, each an object of
+    its columns, and a newline (the derived document of the same table holds these rows).
+
+    Raises:
+        RulecheckError: exit 1 when a cell has no value.
+    """
+    from engine.evaluate.protocol import cell_data
+
+    rows, problems = [], []
+    for ids, values in table.rows:
+        try:
+            rows.append(
+                {c: cell_data(v, nodes) for c, v in zip(table.columns, values, strict=True)}
+            )
+        except ValueError as error:
+            problems.append(_problem(table, ids, f"a row has no value: {error}"))
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return canonical_json(rows) + b"\n"

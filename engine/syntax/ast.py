@@ -472,6 +472,17 @@ class DocumentClause:
 
 
 @dataclass(frozen=True, slots=True)
+class Seal:
+    """`seal TABLE into DOCUMENT`: `rulecheck seal BUNDLE` writes the rows of TABLE (each
+    row an object of its columns) as the JSON file of DOCUMENT, once the run has ended;
+    the rules then compare that file with the table as the bundle holds it now."""
+
+    table: Ident
+    document: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Banner:
     """`banner "TEXT" when GATE`: a line every report of the bundle shows, first and last,
     when the gate holds (`SYNTHETIC CAMPAIGN: ...`)."""
@@ -499,6 +510,7 @@ class ProtocolDecl:
     report: tuple[Ident, ...]
     span: Span = _span()
     banners: tuple[Banner, ...] = ()
+    seals: tuple[Seal, ...] = ()
 
 
 Declaration: TypeAlias = (

@@ -540,6 +540,9 @@ def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
     for banner in decl.banners:
         text = f"banner {_quote(banner.text)} when {banner.gate.text}"
         block.piece(block.add(text), banner.span)
+    for seal in decl.seals:
+        text = f"seal {seal.table.text} into {seal.document.text}"
+        block.piece(block.add(text), seal.span)
     if decl.report:
         line = block.add(f"report {_names(decl.report)}")
         for ident in decl.report:

@@ -489,6 +489,7 @@ class _Builder:
 
         documents = tuple(d for k, d in clauses if k == "document")
         banners = tuple(b for k, b in clauses if k == "banner")
+        seals = tuple(b for k, b in clauses if k == "seal")
         return ast.ProtocolDecl(
             self._ident(name),
             note,
@@ -499,6 +500,7 @@ class _Builder:
             named("report"),
             span,
             banners,
+            seals,
         )
 
     def _names_clause(self, keyword: str, children: list[Token]) -> tuple[str, Any]:
@@ -544,6 +546,10 @@ class _Builder:
             self._ident(name), "", format_, optional=bool(optional), span=span, given=True
         )
         return "document", document
+
+    def seal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        table, document = children
+        return "seal", ast.Seal(self._ident(table), self._ident(document), span)
 
     def banner_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
         text, gate = children
