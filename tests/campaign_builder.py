@@ -105,6 +105,9 @@ _GENERATE = _load_bench_generate()
 
 MODEL = {
     "identifier": "gpt-5.6-sol",
+    # what the provider reports for the alias: a dated identifier, not immutable weights
+    "resolved_identifier": "gpt-5.6-sol-2026-08-14",
+    "immutable_snapshot": False,
     "reasoning": "medium",
     "processing": "standard",
     "fast_mode": False,
@@ -849,7 +852,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     "output_tokens": meter["output_tokens"],
                     "reasoning_tokens": meter["reasoning_tokens"],
                     "output_includes_reasoning": True,
-                    "model_reported": MODEL["identifier"],
+                    "model_reported": MODEL["resolved_identifier"],
                     "cli_version": RUNTIME["cli_version"],
                     "price_card": PRICE_CARD["identity"],
                     "seconds": None,

@@ -1504,3 +1504,46 @@ def test_an_excerpt_edited_with_a_new_file_hash_is_refused(tmp_path: Path) -> No
     assert {v["rule"] for v in run.violations if v["code"] == "EXCERPT_NOT_AUTHENTIC"} == {
         "excerpts_authentic"
     }
+
+
+# ---- model identity, as the provider reports it ------------------------------------------------
+
+
+def test_a_dated_resolved_identifier_is_the_expected_model(tmp_path: Path) -> None:
+    # 000 §5: a requested alias is not an immutable snapshot; the provider's resolved ID is
+    # what every response must report (the shipped campaign's receipts report it).
+    campaign = make_campaign()
+    model = campaign.manifest["model"]
+    assert model["resolved_identifier"] != model["identifier"]
+    assert model["immutable_snapshot"] is False
+    assert {r["model_reported"] for r in campaign.receipts if r["event"] == "response"} == {
+        model["resolved_identifier"]
+    }
+    assert check(campaign, tmp_path).exit_code == 0
+
+
+def test_a_response_reporting_the_alias_is_drift_when_an_identifier_is_resolved(
+    tmp_path: Path,
+) -> None:
+    campaign = make_campaign()
+    sid = session(campaign, "E-T6-2", "A")["session_id"]
+    receipt_of(campaign, sid, "response")["model_reported"] = campaign.manifest["model"][
+        "identifier"
+    ]
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.codes() == {"MODEL_DRIFT"}
+
+
+def test_without_a_resolved_identifier_the_alias_is_expected(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    model = campaign.manifest["model"]
+    model["resolved_identifier"] = None
+    for receipt in campaign.receipts:
+        if receipt["event"] == "response":
+            receipt["model_reported"] = model["identifier"]
+    assert check(campaign, tmp_path).exit_code == 0
+    receipt_of(campaign, session(campaign, "E-T6-2", "A")["session_id"], "response")[
+        "model_reported"
+    ] = "gpt-5.6-sol-2026-08-14"
+    assert check(campaign, tmp_path / "drifted").codes() == {"MODEL_DRIFT"}
