@@ -313,6 +313,23 @@ BUILTINS: tuple[Builtin, ...] = (
         "json_sha256",
     ),
     Builtin(
+        "rulecheck_version",
+        0,
+        "rulecheck_version()",
+        "text",
+        "the version of the rulecheck that evaluates (`rulecheck inventory`'s `rulecheck`)",
+        "rulecheck_version",
+    ),
+    Builtin(
+        "grammar_sha256",
+        0,
+        "grammar_sha256()",
+        "text",
+        "the sha256 of the grammar the rules were parsed with (`rulecheck inventory`'s "
+        "`grammar.sha256`)",
+        "grammar_sha256",
+    ),
+    Builtin(
         "json_text",
         1,
         "json_text(value)",

@@ -369,11 +369,19 @@ def rehash_campaign(campaign: Campaign) -> Campaign:
     identities["task_bytes_sha256"] = sha256_hex(yaml_bytes(campaign.tasks))
     identities["response_schema_sha256"] = schema_digest("response_contract")
     identities["ruleset_hash"] = shipped_ruleset_hash()
+    manifest["evaluator"] = evaluator_identity()
     campaign.adjudication_manifest["records"] = [
         {"record_id": record["record_id"], "sha256": sha256_hex(jsonl_line(record))}
         for record in campaign.adjudications
     ]
     return reseal_campaign(campaign)
+
+
+def evaluator_identity() -> dict[str, str]:
+    """What `rulecheck inventory` says of the evaluator: its version and grammar sha256."""
+    from engine.evaluate.runtime import grammar_sha256, rulecheck_version
+
+    return {"rulecheck": rulecheck_version(), "grammar_sha256": grammar_sha256()}
 
 
 def rerate_truth(campaign: Campaign) -> Campaign:
@@ -981,6 +989,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         "synthetic": True,
         "protocol": dict(PROTOCOL),
         "model": copy.deepcopy(MODEL),
+        "evaluator": evaluator_identity(),
         "runtime": dict(RUNTIME),
         "permission_policy": dict(PERMISSION_POLICY),
         "tokenizer": dict(TOKENIZER),

@@ -284,6 +284,10 @@ def _m_record_after_seal(c: Campaign) -> None:
     next(e for e in c.seal if e["path"] == "receipts.jsonl")["sha256"] = "0" * 64
 
 
+def _m_evaluator(c: Campaign) -> None:
+    c.manifest["evaluator"]["grammar_sha256"] = "0" * 64  # frozen for another grammar
+
+
 def _m_seal_extra(c: Campaign) -> None:
     c.seal.append({"path": "notes.txt", "sha256": None})
 
@@ -593,6 +597,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "sessions_ran_under_frozen_policy": ("SESSION_POLICY_NOT_FROZEN", _m_session_policy, True),
     "run_records_sealed": ("RUN_NOT_SEALED", _m_record_after_seal, False),
     "seal_lists_run_records": ("SEAL_LISTS_UNKNOWN", _m_seal_extra, False),
+    "evaluated_by_the_frozen_evaluator": ("EVALUATOR_NOT_FROZEN", _m_evaluator, False),
     # 000_accounting.rules
     "campaign_wall_time": ("CAMPAIGN_OVER_TIME", _m_campaign_time, True),
     "reservation_covers_use": ("RESERVATION_INSUFFICIENT", _m_reservation_short, True),
@@ -638,6 +643,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "manifest_records_present",
             "run_records_sealed",
             "seal_lists_run_records",
+            "evaluated_by_the_frozen_evaluator",
         ),
     ),
     (

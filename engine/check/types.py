@@ -575,7 +575,7 @@ class TypeChecker:
                 return TEXT
             case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
                 return TEXT
-            case "json_text" | "text_sha256":
+            case "json_text" | "text_sha256" | "rulecheck_version" | "grammar_sha256":
                 return TEXT
             case "json_at":
                 return ANY

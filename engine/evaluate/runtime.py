@@ -6,6 +6,7 @@ adding text, an empty median) raises EvaluationError instead.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
+from importlib import metadata
 from typing import Any
 
 from engine.errors import RulecheckError
@@ -667,6 +669,22 @@ def json_sha256(value: Any) -> str:
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
+
+
+@functools.cache
+def rulecheck_version() -> str:
+    """The installed rulecheck's version."""
+    from engine.inventory import DISTRIBUTION
+
+    return metadata.version(DISTRIBUTION)
+
+
+@functools.cache
+def grammar_sha256() -> str:
+    """The sha256 of the rule grammar's text."""
+    from engine.syntax.parse import grammar_text
+
+    return hashlib.sha256(grammar_text().encode("utf-8")).hexdigest()
 
 
 def json_text(value: Any) -> str:
