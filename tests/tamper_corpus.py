@@ -35,24 +35,35 @@ def one_byte_edit(data: bytes, rng: random.Random) -> bytes:
     return data[:index] + new.encode("ascii") + data[index + 1 :]
 
 
+def tampered_copy(relative: str, rng: random.Random, rehash: bool, folder: Path) -> Path:
+    """A copy of the campaign under `folder` with one byte of `relative` edited and, with
+    `rehash`, every occurrence of its old sha256 in manifest.yaml replaced by the new one
+    (as a freezer would). Returns the copy's root."""
+    root = folder / "campaign"
+    shutil.copytree(CAMPAIGN, root)
+    source, target = CAMPAIGN / relative, root / relative
+    target.write_bytes(one_byte_edit(target.read_bytes(), rng))
+    manifest = root / "manifest.yaml"
+    if rehash and target != manifest:
+        old = hashlib.sha256(source.read_bytes()).hexdigest()
+        new = hashlib.sha256(target.read_bytes()).hexdigest()
+        manifest.write_text(manifest.read_text().replace(old, new))
+    return root
+
+
+def campaign_files() -> list[str]:
+    """Every file of the shipped campaign, relative to it, sorted."""
+    return sorted(p.relative_to(CAMPAIGN).as_posix() for p in CAMPAIGN.rglob("*") if p.is_file())
+
+
 def admitted_edits(seed: int) -> list[tuple[bool, str]]:
     """(re-hashed, file) of every edit `rulecheck check` admits."""
     rng = random.Random(seed)
-    files = sorted(p for p in CAMPAIGN.rglob("*") if p.is_file())
     admitted = []
     for rehash in (False, True):
-        for source in files:
-            relative = source.relative_to(CAMPAIGN).as_posix()
+        for relative in campaign_files():
             with tempfile.TemporaryDirectory() as folder:
-                root = Path(folder) / "campaign"
-                shutil.copytree(CAMPAIGN, root)
-                target = root / relative
-                target.write_bytes(one_byte_edit(target.read_bytes(), rng))
-                manifest = root / "manifest.yaml"
-                if rehash and target != manifest:
-                    old = hashlib.sha256(source.read_bytes()).hexdigest()
-                    new = hashlib.sha256(target.read_bytes()).hexdigest()
-                    manifest.write_text(manifest.read_text().replace(old, new))
+                root = tampered_copy(relative, rng, rehash, Path(folder))
                 if CliRun(["check", str(root), "--format", "json"]).exit_code == 0:
                     admitted.append((rehash, relative))
     return admitted
@@ -63,7 +74,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     seed = parser.parse_args().seed
     admitted = admitted_edits(seed)
-    total = sum(1 for p in CAMPAIGN.rglob("*") if p.is_file())
+    total = len(campaign_files())
     for rehash, relative in admitted:
         print(f"admitted{' (re-hashed)' if rehash else ''}: {relative}")
     print(f"{total} files, 2 edits each: {len(admitted)} admitted")
