@@ -211,6 +211,12 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "the bundle is sealed already; `rulecheck seal --force` replaces the seal",
             ),
             (
+                "FREEZE_AFTER_RUN",
+                "`freeze-inputs` on a bundle whose run has started (its `before` document holds "
+                "records)",
+            ),
+            ("FREEZE_TARGET", "the document `freeze-inputs` writes into has no object there"),
+            (
                 "DERIVED_VALUE",
                 "a cell of a derived document's table cannot be evaluated or written as JSON",
             ),

@@ -621,6 +621,73 @@ def seal(
     return 0
 
 
+@main.command("freeze-inputs")
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@protocol_option
+@format_option
+@command
+def freeze_inputs(
+    bundle: Path, rules: tuple[Path, ...], protocol_name: str | None, output_format: str
+) -> int:
+    """Freeze a bundle before its run: write the rows of the protocol's `freeze TABLE into
+    DOCUMENT at POINTER before LATER` (each measured input and its sha256) into DOCUMENT's
+    file, and print that file's sha256, the value a pre-registration publishes. Refused
+    once LATER (the run's first records) holds anything."""
+    from engine.bundle import paths
+    from engine.bundle.documents import load_document
+    from engine.bundle.protocol_bundle import bundle_has
+    from engine.evaluate.protocol import freeze_rows
+    from engine.report.export import document_bytes, replaced_at
+
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    if not protocol.freezes:
+        message = f"protocol `{protocol.name.text}` declares no `freeze TABLE into DOCUMENT`"
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    declared = protocol.freezes[0]
+    clauses = {d.name.text: d for d in protocol.documents}
+    later = clauses[declared.before.text]
+    if bundle_has(bundle, later.path) and _holds_bytes(bundle, later.path):
+        where = Location(str(bundle / later.path))
+        message = f"the run has started (`{later.path}` holds records): inputs are frozen before it"
+        raise RulecheckError([Diagnostic("FREEZE_AFTER_RUN", message, where)], ExitCode.REFUSED)
+    target = clauses[declared.document.text]
+    path = paths.inside(bundle, target.path, strict_segments=True)
+    if path is None or not path.is_file():
+        message = f"the bundle has no `{target.path}` to freeze (document `{target.name.text}`)"
+        where = Location(str(bundle / target.path))
+        raise RulecheckError([Diagnostic("BUNDLE_FILE_MISSING", message, where)], ExitCode.REFUSED)
+    rows = freeze_rows(program, bundle, protocol, declared)
+    document = load_document(target.name.text, path, target.format.text)
+    data = document_bytes(
+        replaced_at(document.value, declared.pointer, rows, str(path)), target.format.text
+    )
+    _write_output(path, data.decode("utf-8"))
+    digest = hashlib.sha256(data).hexdigest()
+    _echo(
+        f"froze {_count(len(rows), 'input')} into {path} at {declared.pointer}: sha256 {digest}\n",
+        output_format,
+        {"document": str(path), "pointer": declared.pointer, "inputs": len(rows), "sha256": digest},
+    )
+    return 0
+
+
+def _holds_bytes(bundle: Path, pattern: str) -> bool:
+    """Whether a file of the bundle that `pattern` names holds anything but blank lines."""
+    from engine.bundle.protocol_bundle import matching_files
+    from engine.limits import read_input
+
+    names = matching_files(bundle, pattern) if "*" in pattern else [pattern]
+    for name in names or []:
+        try:
+            if read_input(bundle / name).strip():
+                return True
+        except RulecheckError:
+            return True  # unreadable (a FIFO, too large): not provably empty
+    return False
+
+
 @main.command()
 @click.argument("seed")
 @click.argument("items", nargs=-1, required=True)

@@ -33,6 +33,7 @@ _ENTRY_KINDS = {
     "report": ast.TableDecl,
     "banner": ast.GateDecl,
     "seal": ast.TableDecl,
+    "freeze": ast.TableDecl,
 }
 
 
@@ -243,14 +244,16 @@ def _check_entries(decl: ast.ProtocolDecl, symbols: SymbolTable, facts: Protocol
     name = decl.name.text
     banners = tuple(b.gate for b in decl.banners)
     _check_seals(decl, facts)
+    _check_freezes(decl, facts)
     for keyword, idents in (
         ("admission", decl.admission),
         ("verdict", decl.verdict),
         ("report", decl.report),
         ("banner", banners),
         ("seal", tuple(s.table for s in decl.seals)),
+        ("freeze", tuple(f.table for f in decl.freezes)),
     ):
-        if keyword in ("admission", "verdict", "seal") and len(idents) > 1:
+        if keyword in ("admission", "verdict", "seal", "freeze") and len(idents) > 1:
             message = f"protocol `{name}` has {len(idents)} `{keyword}` clauses; one at most"
             facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, idents[1].span, name))
         wanted = _ENTRY_KINDS[keyword]
@@ -305,6 +308,32 @@ def _check_seals(decl: ast.ProtocolDecl, facts: ProtocolFacts) -> None:
             )
 
 
+def _check_freezes(decl: ast.ProtocolDecl, facts: ProtocolFacts) -> None:
+    """`freeze TABLE into DOCUMENT at "POINTER" before LATER`: DOCUMENT is one JSON or
+    YAML file, POINTER a member of it, LATER a document read from files."""
+    name = decl.name.text
+    documents = {d.name.text: d for d in decl.documents}
+    for freeze in decl.freezes:
+        for ident in (freeze.document, freeze.before):
+            if ident.text not in documents:
+                message = f"protocol `{name}` declares no document `{ident.text}`"
+                hint = did_you_mean(ident.text, documents)
+                facts.diagnostics.append(_error("UNKNOWN_NAME", message, ident.span, name, hint))
+        target = documents.get(freeze.document.text)
+        if target is not None and (
+            not target.from_file or target.glob or target.format.text not in ("json", "yaml")
+        ):
+            message = f"a freeze writes into one JSON or YAML file; `{target.name.text}` is not one"
+            facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, freeze.document.span, name))
+        later = documents.get(freeze.before.text)
+        if later is not None and not later.from_file:
+            message = f"`before` names a document read from files; `{later.name.text}` is not"
+            facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, freeze.before.span, name))
+        if not freeze.pointer.startswith("/") or "//" in freeze.pointer:
+            message = f"`{freeze.pointer}` is not a JSON pointer to a member (`/inputs`)"
+            facts.diagnostics.append(_error("INVALID_POINTER", message, freeze.span, name))
+
+
 def entries_off_graph(
     decl: ast.ProtocolDecl, graphs: Mapping[str, frozenset[str]]
 ) -> list[Diagnostic]:
@@ -315,7 +344,7 @@ def entries_off_graph(
     problems = []
     derived = tuple(d.table for d in decl.documents if d.table is not None)
     banners = tuple(b.gate for b in decl.banners)
-    seals = tuple(s.table for s in decl.seals)
+    seals = tuple(s.table for s in decl.seals) + tuple(f.table for f in decl.freezes)
     for ident in (*decl.admission, *decl.verdict, *decl.report, *derived, *banners, *seals):
         runs_on = graphs.get(ident.text)
         if runs_on is not None and graph not in runs_on:

@@ -224,3 +224,47 @@ def cell_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]]) -> Any:
     if isinstance(value, CellError):
         raise ValueError(value.message)
     return json_data(value, nodes)
+
+
+def freeze_rows(
+    program: Program, root: Path, protocol: ast.ProtocolDecl, freeze: ast.Freeze
+) -> list[dict[str, Any]]:
+    """The rows of a `freeze` clause's table, each an object of its columns, evaluated on
+    only the documents its kinds read (a bundle is frozen before the run's records exist).
+
+    Raises:
+        RulecheckError: exit 1 when those documents are missing or malformed, or a cell
+            has no value.
+    """
+    spec = program.graph_reading(protocol.graph[0].text, freeze.table.text)
+    needed = {records.document for kind in spec.kinds for records in kind.records}
+    # the document being frozen is incomplete until it is (its hashes are what is written)
+    clauses = tuple(
+        dataclasses.replace(c, schema=None) if c.name.text == freeze.document.text else c
+        for c in protocol.documents
+        if c.from_file and c.name.text in needed
+    )
+    bundle = load_protocol_bundle(root, dataclasses.replace(protocol, documents=clauses))
+    ctx = documents_context(spec, program, bundle.documents, root)
+    table = run_table(program.table(freeze.table.text), ctx)
+    rows: list[dict[str, Any]] = []
+    problems: list[Diagnostic] = []
+    for ids, values in table.rows:
+        try:
+            rows.append(
+                {
+                    c: cell_data(v, ctx.graph.attrs)
+                    for c, v in zip(table.columns, values, strict=True)
+                }
+            )
+        except ValueError as error:
+            where = Location(freeze.span.file, freeze.span.line, freeze.span.column)
+            message = f"table `{table.name}` has a row without a value: {error}"
+            problems.append(
+                Diagnostic(
+                    "DERIVED_VALUE", message, where, rule=table.name, rule_hash=table.hash, ids=ids
+                )
+            )
+    if problems:
+        raise RulecheckError(problems, ExitCode.REFUSED)
+    return rows

@@ -129,3 +129,44 @@ def seal_bytes(table: TableResult, nodes: dict[Any, dict[str, Any]]) -> bytes:
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     return canonical_json(rows) + b"\n"
+
+
+def replaced_at(document: Any, pointer: str, value: Any, file: str) -> Any:
+    """`document` with the member at `pointer` (`/a/b`) set to `value`; its parents must
+    be objects that exist.
+
+    Raises:
+        RulecheckError: exit 1 when a parent is missing or not an object.
+    """
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.lstrip("/").split("/")]
+    if not isinstance(document, dict):
+        where = Location(file, pointer="")
+        raise RulecheckError(
+            [Diagnostic("FREEZE_TARGET", "the document is not an object", where)],
+            ExitCode.REFUSED,
+        )
+    copied = dict(document)
+    parent = copied
+    for depth, token in enumerate(tokens[:-1]):
+        child = parent.get(token)
+        if not isinstance(child, dict):
+            where = Location(file, pointer="/" + "/".join(tokens[: depth + 1]))
+            message = f"`{where.pointer}` is not an object to write `{pointer}` into"
+            raise RulecheckError([Diagnostic("FREEZE_TARGET", message, where)], ExitCode.REFUSED)
+        parent[token] = dict(child)
+        parent = parent[token]
+    parent[tokens[-1]] = value
+    return copied
+
+
+def document_bytes(value: Any, file_format: str) -> bytes:
+    """A document written back: YAML block style in its own key order, or JSON indented by
+    two spaces, UTF-8 with a final newline (comments and layout are not kept)."""
+    if file_format == "yaml":
+        import yaml
+
+        text = yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
+        return text.encode("utf-8")
+    import json
+
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

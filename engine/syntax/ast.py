@@ -483,6 +483,20 @@ class Seal:
 
 
 @dataclass(frozen=True, slots=True)
+class Freeze:
+    """`freeze TABLE into DOCUMENT at "POINTER" before LATER`: `rulecheck freeze-inputs
+    BUNDLE` writes the rows of TABLE at POINTER of DOCUMENT's file (the pre-registration's
+    measured-input hashes) and prints the file's sha256, the value to publish; it refuses
+    once LATER (the run's first records) holds anything."""
+
+    table: Ident
+    document: Ident
+    pointer: str
+    before: Ident
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Banner:
     """`banner "TEXT" when GATE`: a line every report of the bundle shows, first and last,
     when the gate holds (`SYNTHETIC CAMPAIGN: ...`)."""
@@ -511,6 +525,7 @@ class ProtocolDecl:
     span: Span = _span()
     banners: tuple[Banner, ...] = ()
     seals: tuple[Seal, ...] = ()
+    freezes: tuple[Freeze, ...] = ()
 
 
 Declaration: TypeAlias = (

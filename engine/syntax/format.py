@@ -543,6 +543,12 @@ def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:
     for seal in decl.seals:
         text = f"seal {seal.table.text} into {seal.document.text}"
         block.piece(block.add(text), seal.span)
+    for freeze in decl.freezes:
+        text = (
+            f"freeze {freeze.table.text} into {freeze.document.text} at "
+            f"{_quote(freeze.pointer)} before {freeze.before.text}"
+        )
+        block.piece(block.add(text), freeze.span)
     if decl.report:
         line = block.add(f"report {_names(decl.report)}")
         for ident in decl.report:

@@ -490,6 +490,7 @@ class _Builder:
         documents = tuple(d for k, d in clauses if k == "document")
         banners = tuple(b for k, b in clauses if k == "banner")
         seals = tuple(b for k, b in clauses if k == "seal")
+        freezes = tuple(b for k, b in clauses if k == "freeze")
         return ast.ProtocolDecl(
             self._ident(name),
             note,
@@ -501,6 +502,7 @@ class _Builder:
             span,
             banners,
             seals,
+            freezes,
         )
 
     def _names_clause(self, keyword: str, children: list[Token]) -> tuple[str, Any]:
@@ -546,6 +548,13 @@ class _Builder:
             self._ident(name), "", format_, optional=bool(optional), span=span, given=True
         )
         return "document", document
+
+    def freeze_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
+        table, document, pointer, before = children
+        freeze = ast.Freeze(
+            self._ident(table), self._ident(document), _unquote(pointer), self._ident(before), span
+        )
+        return "freeze", freeze
 
     def seal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
         table, document = children
