@@ -230,3 +230,12 @@ def test_without_inspect_ai_the_import_says_how_to_install_it(
     diagnostic = run.data["diagnostics"][0]
     assert diagnostic["code"] == "INSPECT_NOT_INSTALLED"
     assert "pip install rulecheck[inspect]" in diagnostic["hint"]
+
+
+def test_the_pack_lints_clean_is_formatted_and_stays_out_of_the_default_rules() -> None:
+    lint = CliRun(["lint", "--strict", str(PACK)])
+    lint.assert_clean()
+    assert lint.exit_code == 0, lint.stdout + lint.stderr
+    assert CliRun(["fmt", "--check", str(PACK)]).exit_code == 0
+    shown = CliRun(["show", "pinned_model"])  # the default rules: no subfolder is loaded
+    assert shown.exit_code == 2
