@@ -25,6 +25,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check engine tests
 	$(BIN)/rulecheck fmt --check rules/
 	$(BIN)/rulecheck lint rules/
+	$(BIN)/rulecheck fmt --check rules/inspect/
+	$(BIN)/rulecheck lint rules/inspect/
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

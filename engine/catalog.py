@@ -207,6 +207,22 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("EXPORT_ROW", "a row of an exported table has no value or no new plain file name"),
             ("OUTPUT_EXISTS", "the folder `--out` names exists and is not empty (exit 2)"),
             (
+                "INSPECT_NOT_INSTALLED",
+                "`rulecheck import inspect` needs inspect_ai: `pip install rulecheck[inspect]` "
+                "(exit 2)",
+            ),
+            (
+                "INSPECT_LOG_FORMAT",
+                "a file given to `rulecheck import inspect` is not named `.eval` or `.json` "
+                "(exit 2)",
+            ),
+            (
+                "INSPECT_LOG_UNREADABLE",
+                "inspect_ai cannot read the file as a log: corrupt, truncated or not a log "
+                "(exit 2)",
+            ),
+            ("INSPECT_LOG_DUPLICATE", "two logs given to `rulecheck import inspect` hold one run"),
+            (
                 "SEAL_EXISTS",
                 "the bundle is sealed already; `rulecheck seal --force` replaces the seal",
             ),

@@ -673,6 +673,47 @@ def freeze_inputs(
     return 0
 
 
+@main.group("import")
+def import_group() -> None:
+    """Convert another tool's records into rulecheck input documents."""
+
+
+@import_group.command("inspect")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--protocol",
+    "protocol_name",
+    default="inspect_eval",
+    show_default=True,
+    metavar="NAME",
+    help="The protocol the folder's rulecheck.yaml names, for `rulecheck check DIR`.",
+)
+@format_option
+@command
+def import_inspect(
+    logs: tuple[Path, ...], out: Path, protocol_name: str, output_format: str
+) -> int:
+    """Convert inspect_ai logs (`.eval` or `.json`) into a new folder OUT of rulecheck input
+    documents (docs/inspect.md), with the sha256 of each log, for `rulecheck check OUT`."""
+    from engine.inspect_import import import_files
+    from engine.limits import output_conflict
+    from engine.report.export import write_files
+
+    conflict = output_conflict(out, inputs=list(logs))
+    if conflict is not None:
+        raise conflict
+    files = import_files(list(logs), protocol_name)
+    write_files(out, files)
+    names = [f.name for f in files]
+    _echo(
+        f"imported {_count(len(logs), 'log')} into {out}: {', '.join(names)}\n",
+        output_format,
+        {"out": str(out), "logs": [str(p) for p in logs], "files": names},
+    )
+    return 0
+
+
 def _holds_bytes(bundle: Path, pattern: str) -> bool:
     """Whether a file of the bundle that `pattern` names holds anything but blank lines."""
     from engine.bundle.protocol_bundle import matching_files
