@@ -21,6 +21,9 @@ from engine.freeze.canonical import canonical_json
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
+# The format of a document derived from a table: its records were computed, not written,
+# so a finding about one is located by its pointer (and ids), never by a line.
+DERIVED_FORMAT = "table"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,8 @@ class Document:
 
     def position(self, pointer: str) -> tuple[int | None, int | None]:
         """The line and column where the value at `pointer` was written, when known."""
+        if self.format == DERIVED_FORMAT:
+            return None, None
         if self.format == "yaml":
             while pointer not in self.yaml_positions and pointer:
                 pointer = pointer.rsplit("/", 1)[0]  # a missing key: point at its parent

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.documents import Document
+from engine.bundle.documents import DERIVED_FORMAT, Document
 from engine.bundle.protocol_bundle import (
     ProtocolBundle,
     bundle_has,
@@ -201,7 +201,7 @@ def derive_document(
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     shown = f"table {clause.table.text}"
-    document = Document(clause.name.text, shown, "json", records, canonical_json(records))
+    document = Document(clause.name.text, shown, DERIVED_FORMAT, records, canonical_json(records))
     return document, table
 
 
