@@ -490,6 +490,8 @@ class TypeChecker:
         kinds = self.symbols.kinds
         reached: set[str] = set()
         if node.outgoing:
+            if any(kind not in kinds for kind in target.kinds):
+                return ANY  # an edge to an undeclared kind, reported at the edge
             for kind in target.kinds:
                 for edge in kinds[kind].edges:
                     if edge.label.text == node.label:
