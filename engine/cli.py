@@ -21,6 +21,7 @@ from engine.resources import shipped_rules_dir
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 format_option = click.option(
     "--format",
@@ -586,12 +587,8 @@ def seal(
     from engine.evaluate.protocol import evaluate_protocol
     from engine.report.export import seal_bytes
 
-    program = _program(rules)
-    protocol = _bundle_protocol(program, bundle, protocol_name)
-    if not protocol.seals:
-        message = f"protocol `{protocol.name.text}` declares no `seal TABLE into DOCUMENT`"
-        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
-    declared = protocol.seals[0]
+    program, protocol = _protocol_of(rules, bundle, protocol_name)
+    declared = _entry(protocol, protocol.seals, "seal TABLE into DOCUMENT")
     clause = next(d for d in protocol.documents if d.name.text == declared.document.text)
     target = paths.inside(bundle, clause.path, strict_segments=True)
     if target is None:
@@ -640,12 +637,8 @@ def freeze_inputs(
     from engine.evaluate.protocol import freeze_rows
     from engine.report.export import document_bytes, replaced_at
 
-    program = _program(rules)
-    protocol = _bundle_protocol(program, bundle, protocol_name)
-    if not protocol.freezes:
-        message = f"protocol `{protocol.name.text}` declares no `freeze TABLE into DOCUMENT`"
-        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
-    declared = protocol.freezes[0]
+    program, protocol = _protocol_of(rules, bundle, protocol_name)
+    declared = _entry(protocol, protocol.freezes, "freeze TABLE into DOCUMENT at POINTER")
     clauses = {d.name.text: d for d in protocol.documents}
     later = clauses[declared.before.text]
     if bundle_has(bundle, later.path) and _holds_bytes(bundle, later.path):
@@ -712,6 +705,22 @@ def import_inspect(
         {"out": str(out), "logs": [str(p) for p in logs], "files": names},
     )
     return 0
+
+
+def _protocol_of(
+    rules: tuple[Path, ...], bundle: Path, protocol_name: str | None
+) -> tuple[Any, Any]:
+    """The compiled rules and the protocol the bundle is for."""
+    program = _program(rules)
+    return program, _bundle_protocol(program, bundle, protocol_name)
+
+
+def _entry(protocol: Any, declared: tuple[T, ...], clause: str) -> T:
+    """The one clause of a kind a command runs; a usage error when the protocol has none."""
+    if not declared:
+        message = f"protocol `{protocol.name.text}` declares no `{clause}`"
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    return declared[0]
 
 
 def _holds_bytes(bundle: Path, pattern: str) -> bool:
