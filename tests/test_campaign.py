@@ -1553,3 +1553,16 @@ def test_without_a_resolved_identifier_the_alias_is_expected(tmp_path: Path) -> 
         "model_reported"
     ] = "gpt-5.6-sol-2026-08-14"
     assert check(campaign, tmp_path / "drifted").codes() == {"MODEL_DRIFT"}
+
+
+def test_an_answer_path_too_long_for_the_file_system_is_refused_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # The path a session names is data: a name the file system refuses is no file, said
+    # by the rules that read it (the answer's check, its receipt, the seal).
+    campaign = make_campaign()
+    campaign.sessions[0]["answer"] = "answers/" + "a" * 300 + ".json"
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert "INTERNAL_ERROR" not in run.codes()
+    assert "ANSWER_NOT_AS_METERED" in run.codes()

@@ -23,3 +23,14 @@ def inside(root: Path, relative: object, *, strict_segments: bool = False) -> Pa
     except (OSError, ValueError, RuntimeError):
         return None
     return candidate
+
+
+def regular_file(root: Path, relative: object) -> Path | None:
+    """`inside(root, relative, strict_segments=True)` when it names a regular file (links
+    followed), else None: also for a name the file system refuses (too long), never an
+    exception."""
+    path = inside(root, relative, strict_segments=True)
+    try:
+        return path if path is not None and path.is_file() else None
+    except OSError:
+        return None

@@ -44,11 +44,7 @@ class Facts:
         """A regular file inside the bundle; None when it is absent or would leave it."""
         if self.root is None:
             return None
-        path = paths.inside(self.root, relative, strict_segments=True)
-        try:
-            return path if path is not None and path.is_file() else None
-        except OSError:  # e.g. a name too long for the file system: no such file
-            return None
+        return paths.regular_file(self.root, relative)
 
     def file_bytes(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits (the last

@@ -105,8 +105,8 @@ class NestedChecker:
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            path = paths.inside(self.root, relative, strict_segments=True) if relative else None
-            if path is not None and path.is_file():
+            path = paths.regular_file(self.root, relative)
+            if path is not None:
                 found[clause.name.text] = path
             elif not clause.optional:
                 return _NOT_CHECKED
