@@ -186,18 +186,11 @@ def derive_document(
     ctx = documents_context(
         program.graph_reading(graph, clause.table.text), program, documents, *where
     )
-    built = ctx.graph
     table = run_table(program.table(clause.table.text), ctx)
-    records: list[dict[str, Any]] = []
-    problems: list[Diagnostic] = []
-    for ids, values in table.rows:
-        record: dict[str, Any] = {}
-        for column, value in zip(table.columns, values, strict=True):
-            try:
-                record[column] = cell_data(value, built.attrs)
-            except ValueError as error:
-                problems.append(_cell_problem(clause, table.hash, ids, column, str(error)))
-        records.append(record)
+    records, missing = table_records(table, ctx.graph.attrs)
+    problems = [
+        _cell_problem(clause, table.hash, cell.ids, cell.column, cell.why) for cell in missing
+    ]
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     shown = f"table {clause.table.text}"
@@ -217,6 +210,42 @@ def _cell_problem(
     return Diagnostic(
         "DERIVED_VALUE", message, where, rule=clause.table.text, rule_hash=rule_hash, ids=ids
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MissingCell:
+    """A table cell that has no JSON value: its row (index and ids), column and why."""
+
+    row: int
+    ids: tuple[str, ...]
+    column: str
+    why: str
+
+
+def table_records(
+    table: TableResult, nodes: Mapping[Any, Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[MissingCell]]:
+    """Each row of a table as an object of its columns' JSON values (a node as its id),
+    and every cell that has none (its record then lacks that column)."""
+    records: list[dict[str, Any]] = []
+    missing: list[MissingCell] = []
+    for row, (ids, values) in enumerate(table.rows):
+        record: dict[str, Any] = {}
+        for column, value in zip(table.columns, values, strict=True):
+            try:
+                record[column] = cell_data(value, nodes)
+            except ValueError as error:
+                missing.append(MissingCell(row, ids, column, str(error)))
+        records.append(record)
+    return records, missing
+
+
+def first_per_row(missing: list[MissingCell]) -> list[MissingCell]:
+    """The first missing cell of each row (a refusal that names a row once)."""
+    first: dict[int, MissingCell] = {}
+    for cell in missing:
+        first.setdefault(cell.row, cell)
+    return list(first.values())
 
 
 def cell_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]]) -> Any:
@@ -247,24 +276,19 @@ def freeze_rows(
     bundle = load_protocol_bundle(root, dataclasses.replace(protocol, documents=clauses))
     ctx = documents_context(spec, program, bundle.documents, root)
     table = run_table(program.table(freeze.table.text), ctx)
-    rows: list[dict[str, Any]] = []
-    problems: list[Diagnostic] = []
-    for ids, values in table.rows:
-        try:
-            rows.append(
-                {
-                    c: cell_data(v, ctx.graph.attrs)
-                    for c, v in zip(table.columns, values, strict=True)
-                }
+    rows, missing = table_records(table, ctx.graph.attrs)
+    if missing:
+        where = Location(freeze.span.file, freeze.span.line, freeze.span.column)
+        problems = [
+            Diagnostic(
+                "DERIVED_VALUE",
+                f"table `{table.name}` has a row without a value: {cell.why}",
+                where,
+                rule=table.name,
+                rule_hash=table.hash,
+                ids=cell.ids,
             )
-        except ValueError as error:
-            where = Location(freeze.span.file, freeze.span.line, freeze.span.column)
-            message = f"table `{table.name}` has a row without a value: {error}"
-            problems.append(
-                Diagnostic(
-                    "DERIVED_VALUE", message, where, rule=table.name, rule_hash=table.hash, ids=ids
-                )
-            )
-    if problems:
+            for cell in first_per_row(missing)
+        ]
         raise RulecheckError(problems, ExitCode.REFUSED)
     return rows

@@ -116,17 +116,14 @@ def seal_bytes(table: TableResult, nodes: dict[Any, dict[str, Any]]) -> bytes:
     Raises:
         RulecheckError: exit 1 when a cell has no value.
     """
-    from engine.evaluate.protocol import cell_data
+    from engine.evaluate.protocol import first_per_row, table_records
 
-    rows, problems = [], []
-    for ids, values in table.rows:
-        try:
-            rows.append(
-                {c: cell_data(v, nodes) for c, v in zip(table.columns, values, strict=True)}
-            )
-        except ValueError as error:
-            problems.append(_problem(table, ids, f"a row has no value: {error}"))
-    if problems:
+    rows, missing = table_records(table, nodes)
+    if missing:
+        problems = [
+            _problem(table, cell.ids, f"a row has no value: {cell.why}")
+            for cell in first_per_row(missing)
+        ]
         raise RulecheckError(problems, ExitCode.REFUSED)
     return canonical_json(rows) + b"\n"
 
