@@ -92,6 +92,17 @@ BUILTINS: tuple[Builtin, ...] = (
         None,
     ),
     Builtin(
+        "next_by",
+        3,
+        'next_by(KIND, "attr", n)',
+        "nodes of KIND",
+        "the node of `KIND` right after `n` when the nodes of `KIND` are sorted by the "
+        "attribute `attr` (all numbers or all texts; ties in document order): a set of that "
+        "one node, empty for the last; the order is built once per graph, so a rule over "
+        "neighbours (`request_end(q) <= r.start` for `r in next_by(...)`) costs a sort",
+        None,
+    ),
+    Builtin(
         "line_count",
         1,
         "line_count(text)",

@@ -586,6 +586,7 @@ def test_every_check_code_has_a_case() -> None:
 
 def test_every_data_file_is_used() -> None:
     used = {case.file for case in CASES} | {"clean", "three_errors", "kind_cycle_is_fine"}
+    used.add("next_by_misuse")
     assert {path.stem for path in DATA.glob("*.rules")} == used
 
 
@@ -770,3 +771,19 @@ def test_folder_without_rule_files_is_unreadable(tmp_path: Path) -> None:
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "FILE_UNREADABLE"
     assert diagnostic["message"] == f"cannot read `{tmp_path}`: no `*.rules` files in this folder"
+
+
+def test_next_by_needs_a_kind_an_orderable_attribute_and_a_node_of_the_kind() -> None:
+    exit_code, report = lint_json(DATA / "next_by_misuse.rules")
+    assert exit_code == 1
+    found = [
+        (d["location"]["line"], d["location"]["column"], d["message"])
+        for d in report["diagnostics"]
+        if d["code"] == "TYPE_MISMATCH"
+    ]
+    assert found == [
+        (12, 23, "`next_by` needs a kind name first"),
+        (13, 25, "`next_by` sorts by a number or a text, and `done` is bool"),
+        (14, 25, "`next_by` needs the attribute to sort by written out second, as a text"),
+        (15, 34, "`next_by` needs a node of kind `item` third, found number"),
+    ]

@@ -521,6 +521,8 @@ class TypeChecker:
             return self._passed(node)
         if node.func == "having" and node.func not in self.symbols.metrics:
             return self._having(node, scope, constant)
+        if node.func == "next_by" and node.func not in self.symbols.metrics:
+            return self._next_by(node, scope, constant)
         args = [self.expr(arg, scope, constant) for arg in node.args]
         metric = self.symbols.metrics.get(node.func)
         if metric is not None:
@@ -688,6 +690,46 @@ class TypeChecker:
             self.error("TYPE_MISMATCH", "`having` needs a kind name first", kind.span)
             return self._having_keys(keys, None, scope, constant)
         return self._having_keys(keys, kind.id, scope, constant)
+
+    def _next_by(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
+        """`next_by(KIND, "attr", n)`: a kind name, one of its number or text attributes
+        written as a text, and a node of that kind."""
+        args = [self.expr(arg, scope, constant) for arg in node.args]
+        if len(args) != 3:
+            self.error("ARITY_MISMATCH", f"`next_by` takes 3 arguments, got {len(args)}", node.span)
+            return ANY
+        kind, name, subject = node.args
+        if not (
+            isinstance(kind, ast.Name) and kind.id not in scope and kind.id in self.symbols.kinds
+        ):
+            self.error("TYPE_MISMATCH", "`next_by` needs a kind name first", kind.span)
+            return ANY
+        found = nodes((kind.id,))
+        if not isinstance(name, ast.String):
+            self.error(
+                "TYPE_MISMATCH",
+                "`next_by` needs the attribute to sort by written out second, as a text",
+                name.span,
+                f'e.g. `next_by({kind.id}, "start", q)`',
+            )
+            return found
+        record = Type("node", kinds=(kind.id,))
+        attribute = ast.Attribute(ast.Name("@record"), name.value, name.span)
+        sorted_by = self._attribute(attribute, {"@record": record}, constant)
+        if sorted_by.tag not in ("number", "text", "any"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`next_by` sorts by a number or a text, and `{name.value}` is "
+                f"{sorted_by.render()}",
+                name.span,
+            )
+        if not _compatible(args[2], record):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`next_by` needs a node of kind `{kind.id}` third, found {args[2].render()}",
+                subject.span,
+            )
+        return found
 
     def _having_keys(
         self, keys: ast.Expr, kind: str | None, scope: dict[str, Type], constant: bool

@@ -36,7 +36,7 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = 
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ median mean minimum maximum "
-    "total node_ids union of_kind having id_count gate bound truth navigate items failure"
+    "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
@@ -250,7 +250,10 @@ class Compiler:
                 and node.id not in scope
                 and node.id in self.symbols.kinds
             )
-            or (isinstance(node, ast.Call) and node.func in ("union", "of_kind", "having"))
+            or (
+                isinstance(node, ast.Call)
+                and node.func in ("union", "of_kind", "having", "next_by")
+            )
         )
         return code if produces_collection else f"_coll({code})"
 
@@ -261,7 +264,7 @@ class Compiler:
                 return node.id not in scope and node.id in self.symbols.kinds
             case ast.Navigate():
                 return True
-            case ast.Call(func="of_kind" | "having"):
+            case ast.Call(func="of_kind" | "having" | "next_by"):
                 return True
             case ast.Call(func="union"):
                 return all(self._yields_nodes(arg, scope) for arg in node.args)
@@ -387,6 +390,10 @@ class Compiler:
                 return f"_of_kind({args[0]}, {kind.id!r})"
             case "id_count":
                 return f"_id_count(G, {args[0]})"
+            case "next_by":
+                kind, name = node.args[0], node.args[1]
+                assert isinstance(kind, ast.Name) and isinstance(name, ast.String)
+                return f"_next_by(ctx, {kind.id!r}, {name.value!r}, {args[2]})"
         raise TypeError(f"unknown built-in `{node.func}`")  # pragma: no cover
 
     def _having(self, node: ast.Call, scope: dict[str, str]) -> str:

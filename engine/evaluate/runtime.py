@@ -66,6 +66,8 @@ class Context:
     memo: dict[str, Any] = field(default_factory=dict)
     # The keyed indexes `having` builds, by kind and key attributes (see `KeyIndex`).
     indexes: dict[tuple[str, tuple[str, ...]], KeyIndex] = field(default_factory=dict)
+    # The orders `next_by` builds, by kind and attribute (see `SortOrder`).
+    orders: dict[tuple[str, str], SortOrder] = field(default_factory=dict)
 
 
 def _shown(value: Any) -> str:
@@ -468,6 +470,60 @@ def starts_with(text: Any, prefix: Any) -> bool:
     if not isinstance(text, str) or not isinstance(prefix, str):
         raise EvaluationError("`starts_with` needs two texts")
     return text.startswith(prefix)
+
+
+# ---- sorted neighbours (`next_by`) --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SortOrder:
+    """The nodes of one kind sorted by one attribute (ties in graph order), and each node's
+    place in that order; `problem` says why the kind cannot be sorted by it, if it cannot."""
+
+    nodes: tuple[Any, ...]
+    place: dict[Any, int]
+    problem: str | None
+
+
+def _order_family(value: Any) -> str | None:
+    """What `next_by` can sort a value with: numbers with numbers, texts with texts."""
+    if value.__class__ in NUMBER_TYPES:
+        return "number"
+    return "text" if isinstance(value, str) else None
+
+
+def sort_order(graph: Graph, kind: str, name: str) -> SortOrder:
+    """Sort the nodes of `kind` by their attribute `name`: all numbers, or all texts."""
+    nodes = tuple(graph.by_kind.get(kind, ()))
+    values = [graph.attrs[node].get(name) for node in nodes]
+    families = [_order_family(value) for value in values]
+    for node, value, family in zip(nodes, values, families, strict=True):
+        if family is None or family != families[0]:
+            problem = (
+                f"`next_by` sorts the {kind} nodes by `{name}`, which must be all numbers or "
+                f"all texts: {kind} `{graph.attrs[node].get('id')}` has {_shown(value)}"
+            )
+            return SortOrder((), {}, problem)
+    ordered = tuple(
+        node for _, _, node in sorted(zip(values, range(len(nodes)), nodes, strict=True))
+    )
+    return SortOrder(ordered, {node: place for place, node in enumerate(ordered)}, None)
+
+
+def next_by(ctx: Context, kind: str, name: str, node: Any) -> list[Any]:
+    """The node of `kind` right after `node` when the kind is sorted by attribute `name`
+    (ties in graph order): a list of that one node, empty for the last one."""
+    order = ctx.orders.get((kind, name))
+    if order is None:
+        order = ctx.orders[kind, name] = sort_order(ctx.graph, kind, name)
+    if order.problem is not None:
+        raise EvaluationError(order.problem)
+    place = order.place.get(node) if node.__class__ is tuple else None
+    if place is None:
+        raise EvaluationError(
+            f"`next_by` needs a node of kind `{kind}` third, found {_shown(node)}"
+        )
+    return list(order.nodes[place + 1 : place + 2])
 
 
 def one(collection: Any) -> Any:
