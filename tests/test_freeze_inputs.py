@@ -70,6 +70,8 @@ def test_an_input_that_is_not_there_is_frozen_as_missing_and_then_refused(tmp_pa
         ('freeze record_files into nowhere at "/rows" before events', "UNKNOWN_NAME"),
         ('freeze record_files into events at "/rows" before events', "PROTOCOL_CLAUSE"),
         ('freeze record_files into seal at "rows" before events', "INVALID_POINTER"),
+        ('freeze record_files into seal at "/rows/" before events', "INVALID_POINTER"),
+        ('freeze record_files into seal at "/" before events', "INVALID_POINTER"),
     ],
 )
 def test_lint_checks_the_freeze_clause(clause: str, code: str, tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from engine.pointer import escape_token
+
 SchemaError = tuple[str, str, str]  # (pointer, keyword, message)
 Validator = Callable[[Any], list[SchemaError]]
 
@@ -61,10 +63,6 @@ _TYPE_TESTS = {
 
 class SchemaCompileError(ValueError):
     """The schema uses something this compiler does not implement."""
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _shown(value: Any) -> str:
@@ -292,7 +290,7 @@ class _Generator:
                 continue
             checks += [
                 f"v = x.get({key!r}, _MISSING)",
-                f"if v is not _MISSING: {function}(v, p + {'/' + _escape(key)!r}, E)",
+                f"if v is not _MISSING: {function}(v, p + {'/' + escape_token(key)!r}, E)",
             ]
         return ["if x.__class__ is dict:", *("    " + c for c in checks)] if checks else []
 

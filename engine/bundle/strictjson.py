@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS, MAX_VALUES, read_input, too_many_values
+from engine.pointer import escape_token
 
 __all__ = [
     "SourceMap",
@@ -423,10 +424,6 @@ def _show_pointer(pointer: str) -> str:
     return _SURROGATE_CHAR.sub(_escape_char, pointer)
 
 
-def _escape_token(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 class _Lines:
     """Index -> (line, column) for one text."""
 
@@ -622,7 +619,7 @@ class _Scanner:
         if not self.text.startswith('"', pos):
             raise _ScanError("expecting property name enclosed in double quotes", pos)
         key, end = self._string(pos)
-        self._path.append(_escape_token(key))
+        self._path.append(escape_token(key))
         self._long_string(key, pos, "key")
         if _SURROGATE_CHAR.search(key) is not None:
             self._lone_surrogates(pos + 1, end - 1, "key")

@@ -27,6 +27,7 @@ from engine.limits import (
     read_input,
     too_many_values,
 )
+from engine.pointer import pointer_of
 from engine.resources import shipped
 
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -41,10 +42,6 @@ _StrictLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-
-
-def _pointer(path: tuple[Any, ...]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
 def _walk(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], yaml.Node]]:
@@ -179,7 +176,9 @@ def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
                         Diagnostic(
                             "YAML_DUPLICATE_KEY",
                             f"key `{key.value}` appears twice in the same mapping",
-                            Location(file, mark.line + 1, mark.column + 1, pointer=_pointer(path)),
+                            Location(
+                                file, mark.line + 1, mark.column + 1, pointer=pointer_of(path)
+                            ),
                         )
                     )
                 seen.add(key.value)
@@ -239,7 +238,7 @@ def cerberus_validator(schema: dict[str, Any]) -> Validator_:
         if not fast(value) or validator.validate(value):
             return []
         return [
-            (_pointer(path), "cerberus", f"`{_pointer(path)}`: {message}")
+            (pointer_of(path), "cerberus", f"`{pointer_of(path)}`: {message}")
             for path, message in _cerberus_errors(validator.errors)
         ]
 
@@ -298,7 +297,7 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
 def yaml_positions(root: yaml.Node) -> dict[str, tuple[int, int]]:
     """The 1-based (line, column) of every value of a YAML node tree, by JSON pointer."""
     return {
-        _pointer(path): (node.start_mark.line + 1, node.start_mark.column + 1)
+        pointer_of(path): (node.start_mark.line + 1, node.start_mark.column + 1)
         for path, node in _walk(root, ())
     }
 
@@ -326,7 +325,7 @@ def yaml_unquoted(root: yaml.Node, text: str) -> dict[str, tuple[str, str]]:
             continue
         tag = _YAML_11.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
         if tag in _IMPLICIT_TYPES:
-            found[_pointer(path)] = (_IMPLICIT_TYPES[tag], node.value)
+            found[pointer_of(path)] = (_IMPLICIT_TYPES[tag], node.value)
     return found
 
 
@@ -357,12 +356,12 @@ def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[s
             diagnostics.append(
                 Diagnostic(
                     f"{code_prefix}_SCHEMA",
-                    f"`{_pointer(error_path)}`: {message}",
+                    f"`{pointer_of(error_path)}`: {message}",
                     Location(
                         file,
                         mark.line + 1 if mark else None,
                         mark.column + 1 if mark else None,
-                        pointer=_pointer(error_path),
+                        pointer=pointer_of(error_path),
                     ),
                 )
             )

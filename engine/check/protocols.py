@@ -329,7 +329,7 @@ def _check_freezes(decl: ast.ProtocolDecl, facts: ProtocolFacts) -> None:
         if later is not None and not later.from_file:
             message = f"`before` names a document read from files; `{later.name.text}` is not"
             facts.diagnostics.append(_error("PROTOCOL_CLAUSE", message, freeze.before.span, name))
-        if not freeze.pointer.startswith("/") or "//" in freeze.pointer:
+        if not freeze.pointer.startswith("/") or "" in freeze.pointer.split("/")[1:]:
             message = f"`{freeze.pointer}` is not a JSON pointer to a member (`/inputs`)"
             facts.diagnostics.append(_error("INVALID_POINTER", message, freeze.span, name))
 

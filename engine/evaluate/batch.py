@@ -20,7 +20,7 @@ from typing import Any
 from engine.bundle.strictjson import loads_strict
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.alias import FilesAlias, FilesJob
-from engine.evaluate.nested import FilesCheck, NestedChecker
+from engine.evaluate.nested import FilesCheck, NestedChecker, files_missing
 from engine.evaluate.program import Program, compile_program
 from engine.limits import open_input
 from engine.ruleset import load_ruleset
@@ -76,11 +76,7 @@ class FilesRunner:
         return FilesResult(job, outcome)
 
     def _require_files(self, job: FilesJob) -> None:
-        missing = [
-            clause.name.text
-            for clause in self.protocol.documents
-            if clause.from_file and not clause.optional and clause.name.text not in job.files
-        ]
+        missing = files_missing(self.protocol, job.files)
         if missing:
             message = f"protocol `{self.alias.protocol}` needs the file of document `{missing[0]}`"
             hint = f"give `--{missing[0]} PATH`"

@@ -8,15 +8,17 @@ what the loader kept, never written into the user's records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.bundle import paths
 from engine.bundle.strictjson import loads_strict
 from engine.errors import RulecheckError
 from engine.limits import read_input
+
+T = TypeVar("T")
 
 _FILES_KEPT = 64
 _PARSED_KEPT = 16
@@ -84,16 +86,17 @@ class Facts:
 
     def member(self, document: str, pointer: str) -> str | None:
         """The sha256 of the file of document `document` that holds `pointer` (`/N...`)."""
-        files = self.members.get(document)
-        head = pointer.split("/")[1] if pointer.count("/") else ""
-        if files is None or not head.isdigit() or int(head) >= len(files):
-            return None
-        return files[int(head)]
+        return _entry_at(self.members.get(document), pointer)
 
     def record(self, document: str, pointer: str) -> tuple[int, bytes] | None:
         """The line and bytes of the JSON Lines record at `pointer` (`/N...`) of `document`."""
-        lines = self.records.get(document)
-        head = pointer.split("/")[1] if pointer.count("/") else ""
-        if lines is None or not head.isdigit() or int(head) >= len(lines):
-            return None
-        return lines[int(head)]
+        return _entry_at(self.records.get(document), pointer)
+
+
+def _entry_at(entries: Sequence[T] | None, pointer: str) -> T | None:
+    """The entry of a document's list (its files, its records) that holds `pointer`: the
+    one its first reference token `/N` indexes; None when there is no such entry."""
+    head = pointer.split("/")[1] if pointer.count("/") else ""
+    if entries is None or not head.isdigit() or int(head) >= len(entries):
+        return None
+    return entries[int(head)]

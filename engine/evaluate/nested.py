@@ -65,6 +65,15 @@ class FilesCheck:
 _NOT_CHECKED = FilesCheck(False)
 
 
+def files_missing(decl: ast.ProtocolDecl, files: Mapping[str, Path]) -> list[str]:
+    """The documents of protocol `decl` read from a file that is required and not given."""
+    return [
+        clause.name.text
+        for clause in decl.documents
+        if clause.from_file and not clause.optional and clause.name.text not in files
+    ]
+
+
 @dataclass(slots=True)
 class NestedChecker:
     """Checks sets of files against protocols: inside a bundle, for `check(...)`, or named
@@ -128,6 +137,8 @@ class NestedChecker:
             RulecheckError: exit 2 for a file that cannot be read, when
                 `unreadable_is_usage`.
         """
+        if files_missing(decl, files):
+            return _NOT_CHECKED
         documents: dict[str, Any] = {}
         loaded: dict[str, Document] = {}
         problems: list[Diagnostic] = []
@@ -145,9 +156,7 @@ class NestedChecker:
             if not clause.from_file:
                 continue
             if name not in files:
-                if clause.optional:
-                    continue
-                return _NOT_CHECKED
+                continue  # optional (files_missing said so)
             document, found = self._document(clause, files[name])
             problems += found
             if document is None:

@@ -31,6 +31,7 @@ import networkx as nx
 
 from engine.check import CheckedRuleset
 from engine.errors import Diagnostic, Location
+from engine.pointer import escape_token, unescape_token
 from engine.units import UNITS
 
 NodeKey = tuple[str, int]
@@ -210,7 +211,7 @@ def _lookup(document: Any, pointer: str) -> tuple[bool, Any, str]:
         return True, value, ""
     reached = ""
     for raw in pointer[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
+        token = unescape_token(raw)
         if isinstance(value, dict) and token in value:
             value = value[token]
         elif isinstance(value, list) and _is_index(token) and int(token) < len(value):
@@ -223,11 +224,6 @@ def _lookup(document: Any, pointer: str) -> tuple[bool, Any, str]:
 
 def _is_index(token: str) -> bool:
     return token.isascii() and token.isdigit() and (token == "0" or not token.startswith("0"))
-
-
-def escape_token(name: str) -> str:
-    """`name` as one RFC 6901 reference token."""
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def to_exact(value: Any, scale: Fraction) -> Any:

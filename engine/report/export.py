@@ -18,6 +18,7 @@ from typing import Any
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.gates import TableResult
 from engine.freeze.canonical import canonical_json
+from engine.pointer import pointer_of, pointer_tokens
 
 FILE_COLUMN = "file"
 CONTENT_COLUMN = "content"
@@ -135,7 +136,7 @@ def replaced_at(document: Any, pointer: str, value: Any, file: str) -> Any:
     Raises:
         RulecheckError: exit 1 when a parent is missing or not an object.
     """
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.lstrip("/").split("/")]
+    tokens = pointer_tokens(pointer)
     if not isinstance(document, dict):
         where = Location(file, pointer="")
         raise RulecheckError(
@@ -147,7 +148,7 @@ def replaced_at(document: Any, pointer: str, value: Any, file: str) -> Any:
     for depth, token in enumerate(tokens[:-1]):
         child = parent.get(token)
         if not isinstance(child, dict):
-            where = Location(file, pointer="/" + "/".join(tokens[: depth + 1]))
+            where = Location(file, pointer=pointer_of(tokens[: depth + 1]))
             message = f"`{where.pointer}` is not an object to write `{pointer}` into"
             raise RulecheckError([Diagnostic("FREEZE_TARGET", message, where)], ExitCode.REFUSED)
         parent[token] = dict(child)
