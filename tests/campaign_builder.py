@@ -576,7 +576,8 @@ class _Options:
 # ---- builders --------------------------------------------------------------------------------
 
 
-def _utc(monotonic_s: float) -> str:
+def utc_at(monotonic_s: float) -> str:
+    """The UTC time the campaign's host clock shows at `monotonic_s`."""
     moment = CAMPAIGN_START + timedelta(seconds=monotonic_s - MONOTONIC_AT_START)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -828,7 +829,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                 {
                     "request_id": request_id,
                     "session_id": session_id,
-                    "start_utc": _utc(start),
+                    "start_utc": utc_at(start),
                     "start_monotonic_s": start,
                     "reserved_input_tokens": RESERVED_INPUT_TOKENS,
                     "reserved_output_tokens": RESERVED_OUTPUT_TOKENS,
@@ -850,7 +851,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     "receipt_id": f"R{len(receipts) + 1:04d}",
                     **common,
                     "event": "response",
-                    "utc": _utc(end),
+                    "utc": utc_at(end),
                     "monotonic_s": end,
                     "output_sha256": sha256_hex(answer_bytes),
                     "output_bytes": len(answer_bytes),
@@ -871,7 +872,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     "receipt_id": f"R{len(receipts) + 1:04d}",
                     **common,
                     "event": "validation",
-                    "utc": _utc(validated),
+                    "utc": utc_at(validated),
                     "monotonic_s": validated,
                     "output_sha256": None,
                     "output_bytes": None,
@@ -934,7 +935,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
             "truth_sha256": sha256_hex(yaml_bytes(truth[task_id])),
         }
         frozen_s = rating_start + ADJUDICATION_STEP_S * index
-        frozen = _utc(frozen_s)
+        frozen = utc_at(frozen_s)
         correct = opts.correct(role, task_id, repetition)
         credit = opts.uncertainty(role, task_id, repetition)
         for obligation in truth[task_id]["obligations"]:
@@ -963,7 +964,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     rater=THIRD_RATER,
                     role="third",
                     verdict=verdict,
-                    frozen_at=_utc(frozen_s + ADJUDICATION_STEP_S / 2),
+                    frozen_at=utc_at(frozen_s + ADJUDICATION_STEP_S / 2),
                 )
         for rater in RATERS:
             record(
@@ -979,7 +980,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         last_frozen = frozen_s + ADJUDICATION_STEP_S / 2
     adjudication_frozen_s = last_frozen + ADJUDICATION_STEP_S
     adjudication_manifest: dict[str, Any] = {
-        "frozen_at": _utc(adjudication_frozen_s),
+        "frozen_at": utc_at(adjudication_frozen_s),
         "records": [],
     }
 
@@ -1006,7 +1007,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
             "ruleset_hash": None,
         },
         "frozen_at": FROZEN_AT,
-        "reveal_at": _utc(adjudication_frozen_s + REVEAL_DELAY_S),
+        "reveal_at": utc_at(adjudication_frozen_s + REVEAL_DELAY_S),
     }
     campaign = Campaign(
         manifest=manifest,

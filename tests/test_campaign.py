@@ -27,6 +27,7 @@ from campaign_builder import (
     render_prompt,
     rerate_truth,
     rerender_requests,
+    utc_at,
     write_campaign,
 )
 from cli_run import CliRun
@@ -179,8 +180,44 @@ def remove_triplet(c: Campaign, triplet_id: str) -> None:
 
 
 def swap_review_positions(c: Campaign, triplet_id: str) -> None:
-    a, b = session(c, triplet_id, "A"), session(c, triplet_id, "B")
-    a["position"], b["position"] = b["position"], a["position"]
+    """Run a triplet's two reviews the other way round (positions and clock times)."""
+    a, b = session(c, triplet_id, "A")["session_id"], session(c, triplet_id, "B")["session_id"]
+    order = [s["session_id"] for s in sorted(c.sessions, key=lambda s: s["position"])]
+    i, j = order.index(a), order.index(b)
+    order[i], order[j] = order[j], order[i]
+    run_in_order(c, order)
+
+
+def run_in_order(c: Campaign, order: list[str]) -> None:
+    """Re-run the sessions one after the other in `order`: positions 1, 2, ... and each
+    session's records moved in time, its own durations kept, 3 s apart."""
+    clock = min(q["start_monotonic_s"] for q in c.requests)
+    by_id = {s["session_id"]: s for s in c.sessions}
+    for position, session_id in enumerate(order, start=1):
+        by_id[session_id]["position"] = position
+        if not any(q["session_id"] == session_id for q in c.requests):
+            continue  # never dispatched: nothing ran
+        start, end = _window(c, session_id)
+        _shift(c, session_id, clock - start)
+        clock += end - start + 3.0
+
+
+def _window(c: Campaign, session_id: str) -> tuple[float, float]:
+    starts = [q["start_monotonic_s"] for q in c.requests if q["session_id"] == session_id]
+    ends = [r["monotonic_s"] for r in c.receipts if r["session_id"] == session_id]
+    return min(starts), max(ends)
+
+
+def _shift(c: Campaign, session_id: str, seconds: float) -> None:
+    for q in c.requests:
+        if q["session_id"] == session_id:
+            q["start_monotonic_s"] += seconds
+            q["reserved_at_monotonic_s"] += seconds
+            q["start_utc"] = utc_at(q["start_monotonic_s"])
+    for r in c.receipts:
+        if r["session_id"] == session_id:
+            r["monotonic_s"] += seconds
+            r["utc"] = utc_at(r["monotonic_s"])
 
 
 def set_first_arm(c: Campaign, triplet_id: str, arm: str) -> None:
@@ -313,6 +350,34 @@ def _m_pair_overlap(c: Campaign) -> None:
     first, second = sorted((a, b), key=lambda q: q["start_monotonic_s"])
     second["start_monotonic_s"] = first["start_monotonic_s"] + 1.0
     second["reserved_at_monotonic_s"] = first["start_monotonic_s"] + 0.5
+
+
+def _run_order(c: Campaign) -> list[str]:
+    return [s["session_id"] for s in sorted(c.sessions, key=lambda s: s["position"])]
+
+
+def _m_positions_not_from_one(c: Campaign) -> None:
+    for s in c.sessions:
+        s["position"] += 10  # the run order no longer starts at 1
+
+
+def _m_positions_against_clock(c: Campaign) -> None:
+    order = _run_order(c)  # two whole triplets trade positions, but not their times
+    for s in c.sessions:
+        if s["session_id"] in order[3:6] or s["session_id"] in order[6:9]:
+            s["position"] += 3 if s["session_id"] in order[3:6] else -3
+
+
+def _m_host_overlap(c: Campaign) -> None:
+    order = _run_order(c)  # the D of the third triplet starts before the second one ends
+    previous_end = _window(c, order[5])[1]
+    _shift(c, order[6], previous_end - 1.0 - _window(c, order[6])[0])
+
+
+def _m_arms_not_interleaved(c: Campaign) -> None:
+    order = _run_order(c)  # the fourth triplet's last review runs after the fifth triplet
+    order.insert(14, order.pop(11))
+    run_in_order(c, order)
 
 
 def _m_validation_missing(c: Campaign) -> None:
@@ -477,10 +542,14 @@ def _m_packet(c: Campaign) -> None:
 
 
 def _m_session_time(c: Campaign) -> None:
-    sid = session(c, "D2-T9", "D")["session_id"]
-    start = request_of(c, sid)["start_monotonic_s"]
+    over = session(c, "D2-T9", "D")
+    sid = over["session_id"]
+    start, end = _window(c, sid)
     receipt_of(c, sid, "response")["monotonic_s"] = start + 241
     receipt_of(c, sid, "validation")["monotonic_s"] = start + 242
+    for later in c.sessions:  # the host ran the sessions after it later by as much
+        if later["position"] > over["position"]:
+            _shift(c, later["session_id"], start + 242 - end)
 
 
 def _m_campaign_time(c: Campaign) -> None:
@@ -592,6 +661,10 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "inputs_frozen_before_the_run": ("FROZEN_AFTER_RUN_START", _m_frozen_after_start, True),
     "pair_has_one_allowance": ("PAIR_ALLOWANCE_DIFFERS", _m_pair_allowance, True),
     "pair_runs_serially": ("PAIR_NOT_SERIAL", _m_pair_overlap, True),
+    "session_positions_are_the_run_order": ("SESSION_POSITIONS", _m_positions_not_from_one, True),
+    "positions_follow_the_clock": ("SESSION_POSITIONS", _m_positions_against_clock, True),
+    "host_runs_one_request_at_a_time": ("HOST_NOT_SERIAL", _m_host_overlap, True),
+    "arms_interleaved_without_snapshot": ("ARMS_NOT_INTERLEAVED", _m_arms_not_interleaved, True),
     "answered_sessions_validated_once": ("VALIDATION_RECEIPT_COUNT", _m_validation_missing, True),
     "request_input_is_rendered": ("REQUEST_INPUT_NOT_RENDERED", _m_request_input, True),
     "sessions_ran_under_frozen_policy": ("SESSION_POLICY_NOT_FROZEN", _m_session_policy, True),
@@ -613,7 +686,12 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "primary_raters_distinct": ("PRIMARY_RATERS_NOT_DISTINCT", _m_raters, True),
 }
 
+# A pair of reviews that overlaps is also two requests that overlap on the host.
+IMPLIED = {"pair_runs_serially": ("host_runs_one_request_at_a_time",)}
+
 ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
+    (True, ("session_positions_are_the_run_order", "host_runs_one_request_at_a_time")),
+    (True, ("arms_interleaved_without_snapshot", "positions_follow_the_clock")),
     # (rehash on write, rules) -- the mutations of a group touch disjoint records
     (
         True,
@@ -841,8 +919,9 @@ def test_admission_links_refuse(rehash: bool, rules: tuple[str, ...], tmp_path: 
     assert run.exit_code == 1
     assert run.data["admitted"] is False
     assert run.verdict == "NO_VERDICT_EXECUTION_INVALID"
-    # Each mutation triggers its own rule with its own code, and nothing else is violated.
-    assert run.rules() == set(rules)
+    # Each mutation triggers its own rule with its own code (and the rules that follow from
+    # it, `IMPLIED`), and nothing else is violated.
+    assert run.rules() == set(rules).union(*(IMPLIED.get(rule, ()) for rule in rules))
     for violation in run.violations:
         assert violation["code"] == ADMISSION_MUTATIONS[violation["rule"]][0]
         assert len(violation["rule_hash"]) == 64
@@ -1566,3 +1645,23 @@ def test_an_answer_path_too_long_for_the_file_system_is_refused_not_a_crash(
     assert run.exit_code == 1
     assert "INTERNAL_ERROR" not in run.codes()
     assert "ANSWER_NOT_AS_METERED" in run.codes()
+
+
+def test_with_an_immutable_snapshot_the_arms_need_not_be_interleaved(tmp_path: Path) -> None:
+    # 000 §5 asks for interleaving only where no immutable snapshot exists.
+    campaign = make_campaign()
+    campaign.manifest["model"]["immutable_snapshot"] = True
+    _m_arms_not_interleaved(campaign)
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 0, run.violations
+    assert run.verdict == "ADVANCE"
+
+
+def test_reviews_run_the_other_way_round_keep_the_campaign_admitted(tmp_path: Path) -> None:
+    # Re-timing used by the order mutations is itself admitted: only the recorded first arm
+    # then disagrees (`reviews_in_recorded_order`).
+    campaign = make_campaign()
+    swap_review_positions(campaign, "E-T2-1")
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"reviews_in_recorded_order"}

@@ -454,7 +454,13 @@ def test_a_trial_over_a_hard_limit_is_refused_by_that_limit_rule(
     rule, above = LIMIT_RULES[usage]
 
     def over(documents: Documents) -> None:
-        next(t for t in documents["trials"] if t["trial_id"] == AT_LIMIT_TRIAL)[usage] = above
+        trial = next(t for t in documents["trials"] if t["trial_id"] == AT_LIMIT_TRIAL)
+        trial[usage] = above
+        if usage == "concurrent_workers":  # recorded as concurrency must be: only the limit breaks
+            trial["concurrent_actions"] = [
+                {"batch": "B1", "action": "A1", "write_scope": ["src/a.ts"]},
+                {"batch": "B1", "action": "A2", "write_scope": ["src/b.ts"]},
+            ]
 
     report = run("trials", edited(tmp_path, over))
     assert report["exit_code"] == 1
@@ -555,6 +561,21 @@ ARM_MUTATIONS: dict[str, tuple[Callable[[Documents], None], str, list[list[str]]
         "ARM_SHAPE_BROKEN",
         [["T04"]],
     ),
+    "concurrency_recorded": (
+        lambda d: _trial(d, "T07").pop("concurrent_actions"),
+        "CONCURRENCY_UNRECORDED",
+        [["T07"]],
+    ),
+    "batches_within_workers": (
+        lambda d: _trial(d, "T07").update(concurrent_workers=2),  # batch B1 ran three
+        "CONCURRENCY_OVER_WORKERS",
+        [[f"/6/concurrent_actions/{n}", "T07"] for n in range(3)],
+    ),
+    "concurrent_writes_disjoint": (
+        lambda d: _trial(d, "T08")["concurrent_actions"][4].update(write_scope=["src/parser/"]),
+        "WRITE_SCOPES_OVERLAP",
+        [["/7/concurrent_actions/3"], ["/7/concurrent_actions/4"]],
+    ),
 }
 
 
@@ -566,6 +587,28 @@ def test_a_trial_that_breaks_its_arm_or_set_is_refused(rule: str, tmp_path: Path
     found = sorted((v["code"], v["rule"], v["ids"]) for v in report["violations"])
     assert found == sorted((code, rule, i) for i in ids)
     assert verdicts(report)["trial_evidence"] == "RESULTS_INVALID"
+
+
+def test_a_concurrent_action_without_its_write_scope_is_refused(tmp_path: Path) -> None:
+    # An unrecorded scope would compare as disjoint with everything: it is never a pass.
+    report = run(
+        "trials",
+        edited(tmp_path, lambda d: _trial(d, "T08")["concurrent_actions"][0].pop("write_scope")),
+    )
+    assert report["exit_code"] == 1
+    found = {(v["code"], tuple(v["ids"])) for v in report["violations"]}
+    assert found == {("CONCURRENCY_UNRECORDED", ("T08",))}
+
+
+def test_sibling_paths_that_share_a_prefix_count_as_overlapping(tmp_path: Path) -> None:
+    # `src/cli` and `src/cli.ts` may be one file and its folder: not deterministically disjoint.
+    def edit(documents: Documents) -> None:
+        actions = _trial(documents, "T07")["concurrent_actions"]
+        actions[3]["write_scope"], actions[4]["write_scope"] = ["src/cli"], ["src/cli.ts"]
+
+    report = run("trials", edited(tmp_path, edit))
+    assert report["exit_code"] == 1
+    assert {v["code"] for v in report["violations"]} == {"WRITE_SCOPES_OVERLAP"}
 
 
 def test_the_shipped_trials_keep_their_arms() -> None:

@@ -110,6 +110,15 @@ ARM_SHAPES = {
     "FIXED_ONE_LEVEL": {"nodes": 4, "maximum_depth": 1, "maximum_children_per_node": 3},
 }
 CLAIMED = "ACCEPTANCE_CLAIMED"
+# What the concurrent arm ran at once, batch by batch, and where each action wrote: disjoint
+# within a batch (a folder scope ends in `/`), at most its four workers per batch.
+CONCURRENT_ACTIONS = (
+    {"batch": "B1", "action": "A1", "write_scope": ["src/parser/"]},
+    {"batch": "B1", "action": "A2", "write_scope": ["src/render/", "docs/render.md"]},
+    {"batch": "B1", "action": "A3", "write_scope": ["test/parser.test.ts"]},
+    {"batch": "B2", "action": "A4", "write_scope": ["src/parser/index.ts"]},
+    {"batch": "B2", "action": "A5", "write_scope": ["src/cli.ts"]},
+)
 
 # trial id -> (arm, controller outcome, {check: outcomes of run 1, 2, ...}); unlisted: PASS.
 TRIALS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
@@ -187,6 +196,7 @@ def bundle() -> dict[str, Any]:
         )
         if arm == "RECURSIVE_CONCURRENT":
             trials[-1]["concurrent_workers"] = 4
+            trials[-1]["concurrent_actions"] = [dict(a) for a in CONCURRENT_ACTIONS]
         for check in CHECKS:
             for run, result in enumerate(runs.get(check, ("PASS",)), start=1):
                 results.append(
