@@ -167,7 +167,19 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
     + _entries(
         "rules: freeze",
         "error",
-        (("LOCK_TAMPERED", "a lock's recorded hashes do not match its own content"),),
+        (
+            ("LOCK_TAMPERED", "a lock's recorded hashes do not match its own content"),
+            (
+                "LOCK_MISMATCH",
+                "`--lock`: the rules loaded differ from the lock (each declaration added, "
+                "removed or changed, in `rulecheck diff`'s words); nothing is evaluated",
+            ),
+            (
+                "RULES_ARE_LOCK",
+                "a rules lock was given where rule files go (`--rules rules.lock`): pin the run "
+                "with `--lock` instead (exit 2)",
+            ),
+        ),
     )
     + _entries(
         "inputs: read",

@@ -47,6 +47,14 @@ rules_option = click.option(
     help="Rule files or folders (default: the shipped rules).",
 )
 
+lock_option = click.option(
+    "--lock",
+    "lock",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A rules lock (`rulecheck freeze`): refuse the run (exit 1) when the rules "
+    "loaded differ from it.",
+)
+
 strict_option = click.option(
     "--strict",
     is_flag=True,
@@ -388,11 +396,21 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
-def _program(rules: tuple[Path, ...]) -> Any:
+def _program(rules: tuple[Path, ...], lock: Path | None = None) -> Any:
     from engine.evaluate.program import compile_program
+
+    return compile_program(_ruleset(rules, lock))
+
+
+def _ruleset(rules: tuple[Path, ...], lock: Path | None) -> Any:
+    """The rules to run; with `--lock`, refused unless they are the locked ones."""
+    from engine.freeze.diff import refuse_unlocked
     from engine.ruleset import load_ruleset
 
-    return compile_program(load_ruleset(_default_paths(rules)))
+    ruleset = load_ruleset(_default_paths(rules))
+    if lock is not None:
+        refuse_unlocked(lock, ruleset.hashed)
+    return ruleset
 
 
 @main.command()
@@ -457,6 +475,7 @@ def _protocol_run(
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @strict_option
 @protocol_option
+@lock_option
 @command
 def check(
     bundle: Path,
@@ -465,6 +484,7 @@ def check(
     out: Path | None,
     strict: bool,
     protocol_name: str | None,
+    lock: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -473,7 +493,7 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    program = _program(rules)
+    program = _program(rules, lock)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     if out is not None:
@@ -495,9 +515,15 @@ def check(
 @rules_option
 @report_format_option
 @strict_option
+@lock_option
 @command
 def evaluate(
-    graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str, strict: bool
+    graph: str,
+    inputs: tuple[str, ...],
+    rules: tuple[Path, ...],
+    output_format: str,
+    strict: bool,
+    lock: Path | None,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -506,12 +532,10 @@ def evaluate(
     """
     from engine.bundle.documents import load_documents, parse_input_option
     from engine.evaluate.inputs import check_inputs, evaluate_documents
-    from engine.evaluate.program import compile_program
     from engine.report.graph_report import graph_json, graph_text, passed
-    from engine.ruleset import load_ruleset
 
     named = [parse_input_option(text) for text in inputs]
-    program = compile_program(load_ruleset(_default_paths(rules)))
+    program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
     result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
