@@ -438,19 +438,9 @@ def admit(
 
 def _bundle_protocol(program: Any, bundle: Path, protocol_name: str | None) -> Any:
     """The protocol a bundle is checked against; a usage error (exit 2) when none is known."""
-    from engine.evaluate.protocol import declared_protocols, find_protocol
+    from engine.evaluate.protocol import bundle_protocol
 
-    protocol = find_protocol(program, bundle, protocol_name)
-    if protocol is not None:
-        return protocol
-    if not bundle.is_dir():
-        message = f"`{bundle}` is not a bundle folder"
-        diagnostic = Diagnostic("FILE_UNREADABLE", message, Location(str(bundle)))
-        raise RulecheckError([diagnostic], ExitCode.USAGE)
-    names = ", ".join(sorted(declared_protocols(program))) or "none"
-    message = f"`{bundle}` names no protocol, and its files fit no single protocol of the rules"
-    hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
-    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
+    return bundle_protocol(program, bundle, protocol_name)
 
 
 def _protocol_run(
