@@ -26,8 +26,8 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
 
 # Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role
 # (a protocol's documents report as `INPUT_...` and `DOCUMENT_SCHEMA`, or as its rules say).
-YAML_PREFIXES = ("INPUT", "LOCK")
-SCHEMA_PREFIXES = ("LOCK",)
+YAML_PREFIXES = ("INPUT", "LOCK", "CASES")
+SCHEMA_PREFIXES = ("LOCK", "CASES")
 
 
 def _role(prefix: str) -> str:
@@ -269,6 +269,21 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),
             ("YAML_NON_FINITE", "`.nan` or `.inf` in YAML (numbers must be finite)"),
             ("YAML_NUMBER_RANGE", "a YAML number too large to hold exactly"),
+        ),
+    )
+    + _entries(
+        "test",
+        "error",
+        (
+            (
+                "CASES_EDIT",
+                "an edit of a rule test case names no file of the case, or no place in it (exit 2)",
+            ),
+            (
+                "CASES_UNKNOWN_NAME",
+                "a rule test case expects an outcome of a rule, decision, graph or protocol "
+                "the rules do not declare (exit 2)",
+            ),
         ),
     )
     + _entries(

@@ -274,6 +274,56 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     return int(ExitCode.REFUSED if check and changed else ExitCode.OK)
 
 
+@main.command("test")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True))
+@click.option(
+    "--coverage",
+    "with_coverage",
+    is_flag=True,
+    help="Report the rule outcomes and decision "
+    "rows the cases reach, and every one no case reaches.",
+)
+@click.option(
+    "--mutate",
+    is_flag=True,
+    help="Run every threshold mutant of the rules (in memory) and "
+    "report each one no case catches; exit 1 when one survives.",
+)
+@lock_option
+@format_option
+@command
+def test_command(
+    paths: tuple[Path, ...],
+    with_coverage: bool,
+    mutate: bool,
+    lock: Path | None,
+    output_format: str,
+) -> int:
+    """Run the rule test cases of PATHS (`*.cases.yaml` files, or folders searched for
+    them; default: the current folder): each case through `check` or `evaluate`, one line
+    per case, a diff for each failure, `N passed, N failed` last (docs/testing.md)."""
+    from engine.cases.files import case_paths, read_case_files
+    from engine.cases.suite import coverage, load_groups, run_suite
+    from engine.freeze.diff import refuse_unlocked
+    from engine.report.cases_report import cases_json, cases_text, counts
+
+    files = read_case_files(case_paths(list(paths) or [Path(".")]))
+    refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
+    groups = load_groups(files, refuse)
+    mutations = run_suite(groups, mutate) if mutate else None
+    if mutations is None:
+        run_suite(groups)
+    coverages = [coverage(group) for group in groups] if with_coverage else None
+    _echo(
+        cases_text(groups, coverages, mutations),
+        output_format,
+        cases_json(groups, coverages, mutations),
+    )
+    _passed, failed = counts([r for group in groups for r in group.results])
+    survived = any(m.surviving for found in mutations or [] for m in found)
+    return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
+
+
 @main.command()
 @click.argument("name")
 @rules_option
