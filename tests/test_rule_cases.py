@@ -59,6 +59,12 @@ def test_the_protocol_cases_pass_one_line_each_and_the_count_last() -> None:
     assert _digests(PROTOCOL) == before  # edits are made in copies, never in the bundles
 
 
+def test_the_shipped_trial_set_cases_pass() -> None:
+    run = CliRun(["test", str(ROOT / "rules" / "tests")])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[-1] == "26 passed, 0 failed"
+
+
 def test_json_is_canonical_and_byte_stable() -> None:
     first = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])
     second = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])
