@@ -26,8 +26,8 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
 
 # Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role
 # (a protocol's documents report as `INPUT_...` and `DOCUMENT_SCHEMA`, or as its rules say).
-YAML_PREFIXES = ("INPUT", "LOCK")
-SCHEMA_PREFIXES = ("LOCK",)
+YAML_PREFIXES = ("INPUT", "LOCK", "CASES")
+SCHEMA_PREFIXES = ("LOCK", "CASES")
 
 
 def _role(prefix: str) -> str:
@@ -167,7 +167,19 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
     + _entries(
         "rules: freeze",
         "error",
-        (("LOCK_TAMPERED", "a lock's recorded hashes do not match its own content"),),
+        (
+            ("LOCK_TAMPERED", "a lock's recorded hashes do not match its own content"),
+            (
+                "LOCK_MISMATCH",
+                "`--lock`: the rules loaded differ from the lock (each declaration added, "
+                "removed or changed, in `rulecheck diff`'s words); nothing is evaluated",
+            ),
+            (
+                "RULES_ARE_LOCK",
+                "a rules lock was given where rule files go (`--rules rules.lock`): pin the run "
+                "with `--lock` instead (exit 2)",
+            ),
+        ),
     )
     + _entries(
         "inputs: read",
@@ -257,6 +269,21 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),
             ("YAML_NON_FINITE", "`.nan` or `.inf` in YAML (numbers must be finite)"),
             ("YAML_NUMBER_RANGE", "a YAML number too large to hold exactly"),
+        ),
+    )
+    + _entries(
+        "test",
+        "error",
+        (
+            (
+                "CASES_EDIT",
+                "an edit of a rule test case names no file of the case, or no place in it (exit 2)",
+            ),
+            (
+                "CASES_UNKNOWN_NAME",
+                "a rule test case expects an outcome of a rule, decision, graph or protocol "
+                "the rules do not declare (exit 2)",
+            ),
         ),
     )
     + _entries(

@@ -47,6 +47,14 @@ rules_option = click.option(
     help="Rule files or folders (default: the shipped rules).",
 )
 
+lock_option = click.option(
+    "--lock",
+    "lock",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A rules lock (`rulecheck freeze`): refuse the run (exit 1) when the rules "
+    "loaded differ from it.",
+)
+
 strict_option = click.option(
     "--strict",
     is_flag=True,
@@ -266,6 +274,56 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     return int(ExitCode.REFUSED if check and changed else ExitCode.OK)
 
 
+@main.command("test")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True))
+@click.option(
+    "--coverage",
+    "with_coverage",
+    is_flag=True,
+    help="Report the rule outcomes and decision "
+    "rows the cases reach, and every one no case reaches.",
+)
+@click.option(
+    "--mutate",
+    is_flag=True,
+    help="Run every threshold mutant of the rules (in memory) and "
+    "report each one no case catches; exit 1 when one survives.",
+)
+@lock_option
+@format_option
+@command
+def test_command(
+    paths: tuple[Path, ...],
+    with_coverage: bool,
+    mutate: bool,
+    lock: Path | None,
+    output_format: str,
+) -> int:
+    """Run the rule test cases of PATHS (`*.cases.yaml` files, or folders searched for
+    them; default: the current folder): each case through `check` or `evaluate`, one line
+    per case, a diff for each failure, `N passed, N failed` last (docs/testing.md)."""
+    from engine.cases.files import case_paths, read_case_files
+    from engine.cases.suite import coverage, load_groups, run_suite
+    from engine.freeze.diff import refuse_unlocked
+    from engine.report.cases_report import cases_json, cases_text, counts
+
+    files = read_case_files(case_paths(list(paths) or [Path(".")]))
+    refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
+    groups = load_groups(files, refuse)
+    mutations = run_suite(groups, mutate) if mutate else None
+    if mutations is None:
+        run_suite(groups)
+    coverages = [coverage(group) for group in groups] if with_coverage else None
+    _echo(
+        cases_text(groups, coverages, mutations),
+        output_format,
+        cases_json(groups, coverages, mutations),
+    )
+    _passed, failed = counts([r for group in groups for r in group.results])
+    survived = any(m.surviving for found in mutations or [] for m in found)
+    return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
+
+
 @main.command()
 @click.argument("name")
 @rules_option
@@ -388,11 +446,21 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
-def _program(rules: tuple[Path, ...]) -> Any:
+def _program(rules: tuple[Path, ...], lock: Path | None = None) -> Any:
     from engine.evaluate.program import compile_program
+
+    return compile_program(_ruleset(rules, lock))
+
+
+def _ruleset(rules: tuple[Path, ...], lock: Path | None) -> Any:
+    """The rules to run; with `--lock`, refused unless they are the locked ones."""
+    from engine.freeze.diff import refuse_unlocked
     from engine.ruleset import load_ruleset
 
-    return compile_program(load_ruleset(_default_paths(rules)))
+    ruleset = load_ruleset(_default_paths(rules))
+    if lock is not None:
+        refuse_unlocked(lock, ruleset.hashed)
+    return ruleset
 
 
 @main.command()
@@ -420,19 +488,9 @@ def admit(
 
 def _bundle_protocol(program: Any, bundle: Path, protocol_name: str | None) -> Any:
     """The protocol a bundle is checked against; a usage error (exit 2) when none is known."""
-    from engine.evaluate.protocol import declared_protocols, find_protocol
+    from engine.evaluate.protocol import bundle_protocol
 
-    protocol = find_protocol(program, bundle, protocol_name)
-    if protocol is not None:
-        return protocol
-    if not bundle.is_dir():
-        message = f"`{bundle}` is not a bundle folder"
-        diagnostic = Diagnostic("FILE_UNREADABLE", message, Location(str(bundle)))
-        raise RulecheckError([diagnostic], ExitCode.USAGE)
-    names = ", ".join(sorted(declared_protocols(program))) or "none"
-    message = f"`{bundle}` names no protocol, and its files fit no single protocol of the rules"
-    hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
-    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
+    return bundle_protocol(program, bundle, protocol_name)
 
 
 def _protocol_run(
@@ -457,6 +515,7 @@ def _protocol_run(
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @strict_option
 @protocol_option
+@lock_option
 @command
 def check(
     bundle: Path,
@@ -465,6 +524,7 @@ def check(
     out: Path | None,
     strict: bool,
     protocol_name: str | None,
+    lock: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -473,7 +533,7 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    program = _program(rules)
+    program = _program(rules, lock)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     if out is not None:
@@ -495,9 +555,15 @@ def check(
 @rules_option
 @report_format_option
 @strict_option
+@lock_option
 @command
 def evaluate(
-    graph: str, inputs: tuple[str, ...], rules: tuple[Path, ...], output_format: str, strict: bool
+    graph: str,
+    inputs: tuple[str, ...],
+    rules: tuple[Path, ...],
+    output_format: str,
+    strict: bool,
+    lock: Path | None,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -506,12 +572,10 @@ def evaluate(
     """
     from engine.bundle.documents import load_documents, parse_input_option
     from engine.evaluate.inputs import check_inputs, evaluate_documents
-    from engine.evaluate.program import compile_program
     from engine.report.graph_report import graph_json, graph_text, passed
-    from engine.ruleset import load_ruleset
 
     named = [parse_input_option(text) for text in inputs]
-    program = compile_program(load_ruleset(_default_paths(rules)))
+    program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
     result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":

@@ -97,6 +97,26 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
     return protocols[chosen]
 
 
+def bundle_protocol(program: Program, root: Path, name: str | None) -> ast.ProtocolDecl:
+    """The protocol `rulecheck check` checks `root` against: `name`, else the one its
+    `rulecheck.yaml` names, else the one protocol whose files it holds.
+
+    Raises:
+        RulecheckError: exit 2 when none is known (as `find_protocol` otherwise).
+    """
+    protocol = find_protocol(program, root, name)
+    if protocol is not None:
+        return protocol
+    if not root.is_dir():
+        message = f"`{root}` is not a bundle folder"
+        diagnostic = Diagnostic("FILE_UNREADABLE", message, Location(str(root)))
+        raise RulecheckError([diagnostic], ExitCode.USAGE)
+    names = ", ".join(sorted(declared_protocols(program))) or "none"
+    message = f"`{root}` names no protocol, and its files fit no single protocol of the rules"
+    hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
+    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
+
+
 def protocol_by_documents(
     protocols: Mapping[str, ast.ProtocolDecl], root: Path
 ) -> ast.ProtocolDecl | None:

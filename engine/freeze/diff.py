@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_form
+from engine.freeze.hashing import HashedRuleset
 from engine.freeze.lock import read_lock
 from engine.ruleset import load_ruleset
 from engine.syntax import ast
@@ -57,6 +59,24 @@ class DeclarationChange:
     via: tuple[str, ...] = ()
 
 
+def change_lines(change: DeclarationChange) -> list[str]:
+    """A change in `rulecheck diff`'s words: the declaration and its status, the hashes,
+    each number or bound that moved and whether it became stricter or looser, and the
+    changed declarations it changed through."""
+    marker = {"added": "+", "removed": "-", "changed": "~"}[change.status]
+    lines = [f"{marker} {change.kind} {change.name} ({change.status})"]
+    if change.old_hash and change.new_hash:
+        lines.append(f"    {change.old_hash} -> {change.new_hash}")
+    for value in change.values:
+        if value.old or value.new:
+            lines.append(f"    {value.old} -> {value.new}: {value.direction}")
+        else:
+            lines.append("    definition changed")
+    if change.via:
+        lines.append("    through changed " + ", ".join(f"`{name}`" for name in change.via))
+    return lines
+
+
 @dataclass(frozen=True, slots=True)
 class DiffResult:
     """Everything that differs; `identical` is True when every hash is equal."""
@@ -82,10 +102,13 @@ def load_side(path: Path) -> Side:
             locked.hashes,
             locked.kinds,
         )
-    ruleset = load_ruleset([path])
-    hashed = ruleset.hashed
+    return ruleset_side(str(path), load_ruleset([path]).hashed)
+
+
+def ruleset_side(label: str, hashed: HashedRuleset) -> Side:
+    """A loaded, hashed ruleset as a diff side."""
     return Side(
-        str(path),
+        label,
         hashed.ruleset_hash,
         {d.name: d.decl for d in hashed.declarations},
         {d.name: d.hash for d in hashed.declarations},
@@ -332,3 +355,42 @@ def _const_polarities(declarations: Sequence[ast.Declaration]) -> dict[str, set[
                 visit(body, polarity)
                 pending = True
     return found
+
+
+def refuse_unlocked(lock: Path, hashed: HashedRuleset) -> None:
+    """Refuse a run whose rules differ from the lock it is pinned to (`--lock`): one
+    `LOCK_MISMATCH` per declaration added, removed or changed since the lock, in `diff`'s
+    words, located at the declaration in the rules loaded (at the lock for a removed one).
+
+    Raises:
+        RulecheckError: exit 1 when the rules differ from the lock; exit 2 when the lock
+            cannot be read, exit 1 when it is malformed or tampered (as `read_lock`).
+    """
+    result = diff_sides(load_side(lock), ruleset_side("the rules loaded", hashed))
+    if result.identical:
+        return
+    spans = {d.name: d.decl.span for d in hashed.declarations}
+    problems = []
+    for change in result.changes:
+        head, *details = change_lines(change)
+        if change.old_hash and change.new_hash:
+            details = details[1:]  # the hashes: the message says what moved instead
+        span = spans.get(change.name)
+        where = (
+            Location(span.file, span.line, span.column)
+            if span is not None
+            else Location(str(lock), pointer="/declarations")
+        )
+        message = f"the rules differ from the lock `{lock}`: {head[2:]}" + "".join(
+            f"; {line.strip()}" for line in details
+        )
+        problems.append(Diagnostic("LOCK_MISMATCH", message, where, rule=change.name))
+    if not problems:  # every declaration is equal: the grammar version differs
+        message = (
+            f"the rules differ from the lock `{lock}`: ruleset {hashed.ruleset_hash}, "
+            f"locked {result.old.ruleset_hash}"
+        )
+        problems.append(Diagnostic("LOCK_MISMATCH", message, Location(str(lock))))
+    hint = f"`rulecheck diff {lock} RULES` shows the same; re-freeze only a reviewed change"
+    problems = [dataclasses.replace(p, hint=hint) for p in problems]
+    raise RulecheckError(problems, ExitCode.REFUSED)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.freeze.diff import DeclarationChange, DiffResult
+from engine.freeze.diff import DiffResult, change_lines
 from engine.freeze.hashing import HashedDeclaration, HashedRuleset
 from engine.syntax.format import format_declaration
 
@@ -58,21 +58,6 @@ def show_json(item: HashedDeclaration, uses: list[str]) -> dict[str, Any]:
     }
 
 
-def _change_line(change: DeclarationChange) -> list[str]:
-    marker = {"added": "+", "removed": "-", "changed": "~"}[change.status]
-    lines = [f"{marker} {change.kind} {change.name} ({change.status})"]
-    if change.old_hash and change.new_hash:
-        lines.append(f"    {change.old_hash} -> {change.new_hash}")
-    for value in change.values:
-        if value.old or value.new:
-            lines.append(f"    {value.old} -> {value.new}: {value.direction}")
-        else:
-            lines.append("    definition changed")
-    if change.via:
-        lines.append("    through changed " + ", ".join(f"`{name}`" for name in change.via))
-    return lines
-
-
 def diff_text(result: DiffResult) -> str:
     """A reviewer's summary of a diff."""
     lines = [f"old {result.old.label}: ruleset {result.old.ruleset_hash}"]
@@ -80,7 +65,7 @@ def diff_text(result: DiffResult) -> str:
     if result.identical:
         lines.append("identical: every declaration hash is equal")
     for change in result.changes:
-        lines += _change_line(change)
+        lines += change_lines(change)
     for name in result.note_changes:
         lines.append(f"  note only: `{name}` changed its source note (hash unchanged)")
     counts = {

@@ -6,7 +6,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.errors import Diagnostic, ExitCode, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
 from engine.limits import os_error, shown_path
 from engine.syntax import ast
 from engine.syntax.parse import parse_file
@@ -56,5 +56,28 @@ def load_rule_files(paths: Sequence[Path]) -> tuple[list[ast.RuleFile], list[Dia
         except RulecheckError as error:
             if error.exit_code == ExitCode.USAGE:
                 raise
+            if _is_lock(path):
+                raise _lock_given_as_rules(path) from None
             diagnostics += error.diagnostics
     return files, diagnostics
+
+
+def _is_lock(path: Path) -> bool:
+    """Whether a file that is no rule file is a rules lock (`rulecheck freeze` writes YAML
+    whose first key is `lock_version`)."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(64)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"lock_version:")
+
+
+def _lock_given_as_rules(path: Path) -> RulecheckError:
+    message = f"`{shown_path(path)}` is a rules lock, not a rule file"
+    hint = (
+        "give the rule files (or their folder) as the rules, and pin the run to the lock "
+        f"with `--lock {shown_path(path)}`; `rulecheck diff {shown_path(path)} RULES` compares them"
+    )
+    diagnostic = Diagnostic("RULES_ARE_LOCK", message, Location(shown_path(path)), hint=hint)
+    return RulecheckError([diagnostic], ExitCode.USAGE)

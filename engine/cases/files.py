@@ -1,0 +1,240 @@
+"""Rule test cases: the `*.cases.yaml` files `rulecheck test` runs (docs/testing.md).
+
+A case file names the rules it tests (`rules:`, relative to the file; the rule files of its
+own folder when absent) and its cases. Each case is one run of the public path of
+`rulecheck check` (`check: BUNDLE`) or `rulecheck evaluate` (`evaluate: GRAPH` with
+`inputs:`), optionally over an edited copy of its files (`edits:`), and the outcomes it
+expects. Every problem of a case file is located (file, line:column, pointer) and is a
+usage error (exit 2): a case that cannot be read never passes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bundle.jsonschemas import compiled_schema
+from engine.bundle.yamldoc import read_yaml, yaml_positions
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.limits import os_error, shown_path
+
+CASES_SUFFIX = ".cases.yaml"
+SCHEMA = "rule_cases"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One change to a copy of a case's files: set `value` at `pointer`, or remove it."""
+
+    file: str
+    pointer: str
+    value: Any
+    remove: bool
+    where: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One case: what it runs, over which files, and what it expects."""
+
+    file: str
+    name: str
+    where: Location
+    pointer: str
+    folder: Path
+    bundle: Path | None
+    protocol: str | None
+    graph: str | None
+    inputs: tuple[tuple[str, Path], ...]
+    edits: tuple[Edit, ...]
+    strict: bool
+    expect: dict[str, Any]
+    positions: dict[str, tuple[int, int]]
+
+    @property
+    def kind(self) -> str:
+        """`check` (a bundle against a protocol) or `evaluate` (a graph over inputs)."""
+        return "check" if self.bundle is not None else "evaluate"
+
+    def at(self, pointer: str) -> Location:
+        """Where `pointer` (relative to the case) is written in the case file."""
+        full = self.pointer + pointer
+        while full and full not in self.positions:
+            full = full.rsplit("/", 1)[0]
+        line, column = self.positions.get(full, (None, None))
+        return Location(self.file, line, column, pointer=self.pointer + pointer)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFile:
+    """A case file: the rule paths its cases run against, and its cases."""
+
+    path: Path
+    rules: tuple[Path, ...]
+    cases: tuple[Case, ...]
+
+
+def case_paths(paths: Sequence[Path]) -> list[Path]:
+    """The case files PATHs name: a file as given, a folder's `*.cases.yaml` files at any
+    depth (hidden folders skipped), sorted.
+
+    Raises:
+        RulecheckError: exit 2 for a path that does not exist or names no case file.
+    """
+    found: list[Path] = []
+    for path in paths:
+        try:
+            is_dir = path.is_dir()
+            exists = is_dir or path.exists()
+        except OSError as error:
+            raise os_error(path, error) from None
+        if not exists:
+            raise unreadable(shown_path(path), "no such file or folder")
+        if not is_dir:
+            found.append(path)
+            continue
+        inside = sorted(
+            p
+            for p in path.rglob(f"*{CASES_SUFFIX}")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
+        if not inside:
+            raise unreadable(shown_path(path), f"no `*{CASES_SUFFIX}` files in this folder")
+        found += inside
+    unique: dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def read_case_files(paths: Iterable[Path]) -> list[CaseFile]:
+    """Read and validate every case file; every problem of every file is reported at once.
+
+    Raises:
+        RulecheckError: exit 2 with every located problem.
+    """
+    files: list[CaseFile] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        try:
+            files.append(read_case_file(path))
+        except RulecheckError as error:
+            problems += error.diagnostics
+    if problems:
+        raise RulecheckError(problems, ExitCode.USAGE)
+    return files
+
+
+def read_case_file(path: Path) -> CaseFile:
+    """One case file, validated against `manifests/schemas/rule_cases.schema.json` and the
+    rules of the format the schema cannot say.
+
+    Raises:
+        RulecheckError: exit 2 with every located problem.
+    """
+    file = str(path)
+    try:
+        data, root = read_yaml(path, "CASES")
+    except RulecheckError as error:
+        raise RulecheckError(error.diagnostics, ExitCode.USAGE) from None
+    positions = yaml_positions(root)
+
+    def at(pointer: str) -> Location:
+        probe = pointer
+        while probe and probe not in positions:
+            probe = probe.rsplit("/", 1)[0]
+        line, column = positions.get(probe, (None, None))
+        return Location(file, line, column, pointer=pointer)
+
+    errors = compiled_schema(SCHEMA)(data)
+    if errors:
+        problems = [Diagnostic("CASES_SCHEMA", message, at(p)) for p, _k, message in errors]
+        raise RulecheckError(problems, ExitCode.USAGE)
+    folder = path.parent
+    rules = tuple(_joined(folder, p) for p in data.get("rules", [])) or (folder,)
+    cases: list[Case] = []
+    problems = []
+    names: set[str] = set()
+    for index, spec in enumerate(data["cases"]):
+        pointer = f"/cases/{index}"
+        problems += _shape_problems(spec, pointer, at)
+        if spec["name"] in names:
+            message = f"two cases are named `{spec['name']}`"
+            problems.append(Diagnostic("CASES_SCHEMA", message, at(f"{pointer}/name")))
+        names.add(spec["name"])
+        cases.append(_case(spec, pointer, file, folder, positions, at))
+    if problems:
+        raise RulecheckError(problems, ExitCode.USAGE)
+    return CaseFile(path, rules, tuple(cases))
+
+
+def _shape_problems(spec: dict[str, Any], pointer: str, at: Any) -> list[Diagnostic]:
+    """What the schema cannot say: a case is a check or an evaluation, and each key fits."""
+    problems = []
+
+    def problem(key: str, message: str) -> None:
+        problems.append(Diagnostic("CASES_SCHEMA", message, at(f"{pointer}/{key}")))
+
+    if ("check" in spec) == ("evaluate" in spec):
+        problem("name", "a case gives exactly one of `check: BUNDLE` and `evaluate: GRAPH`")
+    if "evaluate" in spec and "inputs" not in spec:
+        problem("evaluate", "`evaluate: GRAPH` needs `inputs:` (each document NAME: FILE)")
+    for key in ("inputs",):
+        if key in spec and "evaluate" not in spec:
+            problem(key, f"`{key}` belongs to an `evaluate:` case")
+    for key in ("protocol",):
+        if key in spec and "check" not in spec:
+            problem(key, f"`{key}` belongs to a `check:` case")
+    for key in ("admitted", "verdict"):
+        if key in spec["expect"] and "check" not in spec:
+            problem(f"expect/{key}", f"`{key}` is expected of a `check:` case (a protocol's)")
+    for number, edit in enumerate(spec.get("edits", [])):
+        if ("value" in edit) == bool(edit.get("remove")):
+            problem(f"edits/{number}", "an edit gives exactly one of `value:` and `remove: true`")
+        if "evaluate" in spec and edit["file"] not in spec.get("inputs", {}):
+            problem(f"edits/{number}/file", "an edit of an `evaluate:` case names an input")
+    return problems
+
+
+def _case(
+    spec: dict[str, Any],
+    pointer: str,
+    file: str,
+    folder: Path,
+    positions: dict[str, tuple[int, int]],
+    at: Any,
+) -> Case:
+    edits = tuple(
+        Edit(
+            e["file"],
+            e["pointer"],
+            e.get("value"),
+            bool(e.get("remove")),
+            at(f"{pointer}/edits/{n}"),
+        )
+        for n, e in enumerate(spec.get("edits", []))
+    )
+    return Case(
+        file=file,
+        name=spec["name"],
+        where=at(pointer),
+        pointer=pointer,
+        folder=folder,
+        bundle=_joined(folder, spec["check"]) if "check" in spec else None,
+        protocol=spec.get("protocol"),
+        graph=spec.get("evaluate"),
+        inputs=tuple((name, _joined(folder, p)) for name, p in spec.get("inputs", {}).items()),
+        edits=edits,
+        strict=bool(spec.get("strict", False)),
+        expect=spec["expect"],
+        positions=positions,
+    )
+
+
+def _joined(folder: Path, relative: str) -> Path:
+    """A path the case file writes, relative to its folder, as reports show it
+    (`rules/tests/../x.rules` is `rules/x.rules`)."""
+    return Path(os.path.normpath(folder / relative))

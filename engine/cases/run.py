@@ -1,0 +1,361 @@
+"""Run one rule test case through the public path of `check` or `evaluate`, and compare
+what the rules concluded with what the case expects."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.bundle import paths
+from engine.bundle.documents import FORMATS, load_document, load_documents
+from engine.cases.files import Case, Edit
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.inputs import GraphResult, check_inputs, evaluate_documents
+from engine.evaluate.program import Program
+from engine.evaluate.protocol import bundle_protocol, evaluate_protocol
+from engine.report.export import document_bytes
+from engine.report.graph_report import passed as graph_passed
+from engine.report.protocol_report import protocol_passed
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSeen:
+    """A link rule's, gate's or budget's outcome on one case: `pass`, `fail` or `vacuous`
+    (held, but bound nothing), its violations (code and ids) and failing bindings (ids)."""
+
+    kind: str
+    outcome: str
+    violations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    failing: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What one run concluded: the exit condition, the rules' and decisions' outcomes, or
+    the diagnostics it was refused with (nothing else then)."""
+
+    passed: bool | None = None
+    admitted: bool | None = None
+    verdict: str | None = None
+    rules: dict[str, RuleSeen] = field(default_factory=dict)
+    decisions: dict[str, tuple[str, int]] = field(default_factory=dict)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    graph: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        """True when the run stopped with diagnostics before or instead of a result."""
+        return bool(self.diagnostics)
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One expectation that does not hold: where in the case, expected and observed."""
+
+    key: str
+    expected: Any
+    observed: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A case's files as the run reads them: the bundle (or each input), edited in a copy
+    when the case has edits, and how to show a copy's paths as the originals."""
+
+    bundle: Path | None
+    inputs: tuple[tuple[str, Path], ...]
+    shown: tuple[tuple[str, str], ...] = ()
+
+    def show(self, file: str) -> str:
+        """A path of the copy as the path of the original it was copied from."""
+        for copy, original in self.shown:
+            if file == copy or file.startswith(copy + "/"):
+                return original + file[len(copy) :]
+        return file
+
+
+def prepare(case: Case, scratch: Path) -> Prepared:
+    """The files a case runs on: the originals, or an edited copy under `scratch`.
+
+    Raises:
+        RulecheckError: exit 2 when an edit names no file of the case or no place in it.
+    """
+    if not case.edits:
+        return Prepared(case.bundle, case.inputs)
+    scratch.mkdir(parents=True, exist_ok=True)
+    if case.bundle is not None:
+        copy = scratch / case.bundle.name
+        try:
+            shutil.copytree(case.bundle, copy, symlinks=True)
+        except OSError as error:
+            where = case.at("/check")
+            message = f"cannot copy the bundle `{case.bundle}`: {error.strerror or error}"
+            raise RulecheckError(
+                [Diagnostic("CASES_EDIT", message, where)], ExitCode.USAGE
+            ) from None
+        for edit in case.edits:
+            target = paths.inside(copy, edit.file, strict_segments=True)
+            if target is None or not target.is_file() or target.is_symlink():
+                raise _edit_error(edit, f"the bundle has no file `{edit.file}` to edit")
+            _apply(edit, target)
+        return Prepared(copy, (), ((str(copy), str(case.bundle)),))
+    inputs = dict(case.inputs)
+    shown = []
+    for number, (name, original) in enumerate(case.inputs):
+        if not any(edit.file == name for edit in case.edits):
+            continue
+        copy = scratch / str(number) / original.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(original, copy)
+        except OSError as error:
+            message = f"cannot copy the input `{original}`: {error.strerror or error}"
+            where = case.at(f"/inputs/{name}")
+            raise RulecheckError(
+                [Diagnostic("CASES_EDIT", message, where)], ExitCode.USAGE
+            ) from None
+        for edit in case.edits:
+            if edit.file == name:
+                _apply(edit, copy)
+        inputs[name] = copy
+        shown.append((str(copy), str(original)))
+    return Prepared(None, tuple(inputs.items()), tuple(shown))
+
+
+def _edit_error(edit: Edit, message: str) -> RulecheckError:
+    return RulecheckError([Diagnostic("CASES_EDIT", message, edit.where)], ExitCode.USAGE)
+
+
+def _apply(edit: Edit, path: Path) -> None:
+    """Set or remove the value at the edit's pointer of a JSON, JSON Lines or YAML file,
+    and write the file back in its format."""
+    file_format = FORMATS.get(path.suffix.lower())
+    if file_format is None:
+        raise _edit_error(edit, f"`{edit.file}` is no .json, .jsonl, .yaml or .yml file")
+    try:
+        value = load_document("edited", path, file_format).value
+    except RulecheckError as error:
+        first = error.diagnostics[0].message if error.diagnostics else "unreadable"
+        raise _edit_error(edit, f"`{edit.file}` cannot be read: {first}") from None
+    if edit.pointer == "":
+        if edit.remove:
+            raise _edit_error(edit, "the whole document cannot be removed")
+        value = edit.value
+    else:
+        _set(edit, value)
+    if file_format == "jsonl":
+        if not isinstance(value, list):
+            raise _edit_error(edit, "a JSON Lines document stays a list of records")
+        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in value)
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(document_bytes(value, file_format))
+
+
+def _set(edit: Edit, document: Any) -> None:
+    if not edit.pointer.startswith("/"):
+        raise _edit_error(edit, f"`{edit.pointer}` is no JSON pointer (it starts with `/`)")
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in edit.pointer[1:].split("/")]
+    parent = document
+    for token in tokens[:-1]:
+        parent = _step(edit, parent, token)
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        if edit.remove:
+            if last not in parent:
+                raise _edit_error(edit, f"`{edit.pointer}` finds nothing to remove")
+            del parent[last]
+        else:
+            parent[last] = edit.value
+    elif isinstance(parent, list):
+        if last == "-" and not edit.remove:
+            parent.append(edit.value)
+            return
+        if not last.isdigit() or int(last) >= len(parent):
+            raise _edit_error(edit, f"`{edit.pointer}` finds no element of the list")
+        if edit.remove:
+            del parent[int(last)]
+        else:
+            parent[int(last)] = edit.value
+    else:
+        raise _edit_error(edit, f"`{edit.pointer}` leads into a value that is no object or list")
+
+
+def _step(edit: Edit, value: Any, token: str) -> Any:
+    if isinstance(value, dict) and token in value:
+        return value[token]
+    if isinstance(value, list) and token.isdigit() and int(token) < len(value):
+        return value[int(token)]
+    raise _edit_error(edit, f"`{edit.pointer}` finds nothing at `{token}`")
+
+
+def run_case(program: Program, case: Case, prepared: Prepared) -> Observed:
+    """The case run as `rulecheck check` or `rulecheck evaluate` runs: every refusal is
+    observed as its diagnostics (with the copy's paths shown as the originals')."""
+    graph = case.graph
+    try:
+        if prepared.bundle is not None:
+            protocol = bundle_protocol(program, prepared.bundle, case.protocol)
+            graph = protocol.graph[0].text
+            found = evaluate_protocol(program, prepared.bundle, protocol)
+            verdict = found.verdict
+            return _observed(
+                program,
+                found.graph,
+                protocol_passed(found, case.strict),
+                found.admitted,
+                verdict.verdict if verdict is not None else None,
+            )
+        assert case.graph is not None
+        check_inputs(program, case.graph, [name for name, _ in prepared.inputs])
+        result = evaluate_documents(program, case.graph, load_documents(prepared.inputs))
+        return _observed(program, result, graph_passed(result, case.strict), None, None)
+    except RulecheckError as error:
+        shown = tuple(_shown(d, prepared) for d in error.diagnostics)
+        return Observed(diagnostics=shown, graph=graph)
+
+
+def _shown(diagnostic: Diagnostic, prepared: Prepared) -> Diagnostic:
+    where = diagnostic.location
+    if where is None:
+        return diagnostic
+    file = prepared.show(where.file)
+    return Diagnostic(
+        diagnostic.code,
+        diagnostic.message,
+        Location(file, where.line, where.column, where.end_line, where.end_column, where.pointer),
+        diagnostic.severity,
+        diagnostic.hint,
+        diagnostic.rule,
+        diagnostic.rule_hash,
+        diagnostic.ids,
+    )
+
+
+def _observed(
+    program: Program,
+    result: GraphResult,
+    passed: bool,
+    admitted: bool | None,
+    verdict: str | None,
+) -> Observed:
+    evaluation = result.evaluation
+    vacuous = {w.rule for w in evaluation.warnings}
+    rules: dict[str, RuleSeen] = {}
+    for link in program.links_of(result.graph):
+        found = tuple(
+            sorted((v.code, tuple(v.ids)) for v in evaluation.violations if v.rule == link.name)
+        )
+        outcome = "fail" if found else "vacuous" if link.name in vacuous else "pass"
+        rules[link.name] = RuleSeen("link", outcome, violations=found)
+    for rule in (*evaluation.budgets, *evaluation.gates):
+        failing = tuple(sorted(tuple(o.ids) for o in rule.observations if not o.passed))
+        outcome = "fail" if not rule.passed else "vacuous" if rule.vacuous else "pass"
+        rules[rule.name] = RuleSeen(rule.kind, outcome, failing=failing)
+    decisions = {d.name: (d.verdict, d.row) for d in evaluation.decisions}
+    return Observed(passed, admitted, verdict, rules, decisions, graph=result.graph)
+
+
+def compare(case: Case, observed: Observed) -> list[Difference]:
+    """Every expectation of the case that the observed run does not meet."""
+    expect = case.expect
+    differences: list[Difference] = []
+    if observed.refused:
+        refused = [diagnostic_data(d) for d in observed.diagnostics]
+        if "diagnostics" in expect:
+            wanted = expect["diagnostics"]
+            if not _diagnostics_match(wanted, observed.diagnostics):
+                shown = [{k: d.get(k) for k in _keys(wanted, i)} for i, d in enumerate(refused)]
+                differences.append(Difference("diagnostics", wanted, shown))
+        for key in sorted(set(expect) - {"diagnostics"}):
+            differences.append(Difference(key, expect[key], {"refused": refused}))
+        return differences
+    if "diagnostics" in expect:
+        differences.append(Difference("diagnostics", expect["diagnostics"], []))
+    for key in ("passed", "admitted", "verdict"):
+        if key in expect and expect[key] != getattr(observed, key):
+            differences.append(Difference(key, expect[key], getattr(observed, key)))
+    for name, wanted in sorted(expect.get("rules", {}).items()):
+        seen = observed.rules.get(name)
+        key = f"rules.{name}"
+        if seen is None:
+            differences.append(Difference(key, wanted, "not evaluated on this graph"))
+            continue
+        expected, got = _rule_views(wanted, seen)
+        if expected != got:
+            differences.append(Difference(key, expected, got))
+    for name, wanted in sorted(expect.get("decisions", {}).items()):
+        key = f"decisions.{name}"
+        if name not in observed.decisions:
+            differences.append(Difference(key, wanted, "not evaluated on this graph"))
+            continue
+        verdict, row = observed.decisions[name]
+        if isinstance(wanted, str):
+            if wanted != verdict:
+                differences.append(Difference(key, wanted, verdict))
+        else:
+            got = {"verdict": verdict, "row": row}
+            if wanted["verdict"] != verdict or wanted.get("row", row) != row:
+                differences.append(Difference(key, wanted, got))
+    return differences
+
+
+def _rule_views(wanted: Any, seen: RuleSeen) -> tuple[Any, Any]:
+    """The expectation and the observation in the same shape, for comparing and showing."""
+    if isinstance(wanted, str):
+        return wanted, seen.outcome
+    expected: dict[str, Any] = {}
+    got: dict[str, Any] = {}
+    if "outcome" in wanted:
+        expected["outcome"], got["outcome"] = wanted["outcome"], seen.outcome
+    if "violations" in wanted:
+        expected["violations"] = sorted(
+            ({"code": v["code"], "ids": list(v.get("ids", []))} for v in wanted["violations"]),
+            key=lambda v: (v["code"], v["ids"]),
+        )
+        got["violations"] = [{"code": c, "ids": list(ids)} for c, ids in seen.violations]
+    if "failing" in wanted:
+        expected["failing"] = sorted(list(ids) for ids in wanted["failing"])
+        got["failing"] = [list(ids) for ids in seen.failing]
+    return expected, got
+
+
+_DIAGNOSTIC_KEYS = ("code", "message", "file", "line", "pointer", "rule")
+
+
+def diagnostic_data(diagnostic: Diagnostic) -> dict[str, Any]:
+    """A diagnostic as a case compares it: code, message, file, line, pointer and rule."""
+    where = diagnostic.location
+    return {
+        "code": diagnostic.code,
+        "message": diagnostic.message,
+        "file": where.file if where else None,
+        "line": where.line if where else None,
+        "pointer": where.pointer if where else None,
+        "rule": diagnostic.rule,
+    }
+
+
+def _keys(wanted: list[dict[str, Any]], index: int) -> list[str]:
+    named = wanted[index] if index < len(wanted) else {"code": None}
+    return [k for k in _DIAGNOSTIC_KEYS if k in named]
+
+
+def _diagnostics_match(wanted: list[dict[str, Any]], found: tuple[Diagnostic, ...]) -> bool:
+    """The same number of diagnostics, each with what its expectation names (a file by
+    the end of its path)."""
+    if len(wanted) != len(found):
+        return False
+    for expected, diagnostic in zip(wanted, found, strict=True):
+        data = diagnostic_data(diagnostic)
+        for key, value in expected.items():
+            if key == "file":
+                shown = data["file"] or ""
+                if not (shown == value or shown.endswith("/" + value)):
+                    return False
+            elif data[key] != value:
+                return False
+    return True

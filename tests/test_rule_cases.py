@@ -1,0 +1,329 @@
+"""`rulecheck test`: rule test cases beside the rules, their coverage and threshold mutants."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.cases.mutate import _literal, literal_step
+from engine.syntax import ast
+from tests.cli_run import CliRun
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTOCOL = ROOT / "tests" / "data" / "protocol"
+CASES = PROTOCOL / "eval.cases.yaml"
+
+
+def _cases() -> dict[str, object]:
+    data: dict[str, object] = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+    return data
+
+
+def _write(tmp_path: Path, data: object, name: str = "my.cases.yaml") -> Path:
+    """A case file in `tmp_path` that tests the protocol of tests/data/protocol."""
+    assert isinstance(data, dict)
+    data = dict(data)
+    data["rules"] = [str(PROTOCOL / "eval.rules")]
+    for case in data["cases"]:
+        if "check" in case:
+            case["check"] = str(PROTOCOL / case["check"])
+        for name, path in case.get("inputs", {}).items():
+            case["inputs"][name] = str(PROTOCOL / path)
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_the_protocol_cases_pass_one_line_each_and_the_count_last() -> None:
+    before = _digests(PROTOCOL)
+    run = CliRun(["test", str(PROTOCOL)])
+    run.assert_clean()
+    assert run.exit_code == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "10 passed, 0 failed"
+    assert len(lines) == 11 and all(line.startswith("PASS ") for line in lines[:-1])
+    assert "eval.cases.yaml:7:5 accepted bundle" in lines[0]
+    assert _digests(PROTOCOL) == before  # edits are made in copies, never in the bundles
+
+
+def test_the_shipped_trial_set_cases_pass() -> None:
+    run = CliRun(["test", str(ROOT / "rules" / "tests")])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[-1] == "26 passed, 0 failed"
+
+
+def test_json_is_canonical_and_byte_stable() -> None:
+    first = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])
+    second = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])
+    assert first.exit_code == 0
+    assert first.stdout == second.stdout
+    assert first.stdout == json.dumps(first.data, sort_keys=True, indent=2) + "\n"
+    assert first.data["passed"] == 10 and first.data["failed"] == 0
+    kinds = {case["kind"] for case in first.data["cases"]}
+    assert kinds == {"check", "evaluate"}
+
+
+def test_a_wrong_expectation_fails_with_a_diff(tmp_path: Path) -> None:
+    data = _cases()
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    cases[0]["expect"]["verdict"] = "BELOW_BAR"
+    cases[0]["expect"]["rules"]["total_tokens"] = "fail"
+    run = CliRun(["test", str(_write(tmp_path, data))])
+    run.assert_clean()
+    assert run.exit_code == 1
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "9 passed, 1 failed"
+    assert lines[0].startswith("FAIL ") and lines[0].endswith(cases[0]["name"])
+    assert lines[1:7] == [
+        "  verdict",
+        '    - expected "BELOW_BAR"',
+        '    + observed "MEETS_BAR"',
+        "  rules.total_tokens",
+        '    - expected "fail"',
+        '    + observed "pass"',
+    ]
+
+
+def test_a_wrong_violation_id_fails(tmp_path: Path) -> None:
+    data = _cases()
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    cases[1]["expect"]["rules"]["model_pinned"]["violations"][0]["ids"] = ["Q1"]
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 1
+    failed = [c for c in run.data["cases"] if not c["passed"]]
+    assert [d["key"] for d in failed[0]["differences"]] == ["rules.model_pinned"]
+    assert failed[0]["differences"][0]["observed"] == {
+        "violations": [{"code": "WRONG_MODEL", "ids": ["Q2"]}]
+    }
+
+
+def test_a_refusal_where_a_result_is_expected_fails(tmp_path: Path) -> None:
+    data = {"cases": [{"name": "x", "check": "missing_answers", "expect": {"passed": True}}]}
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 1
+    difference = run.data["cases"][0]["differences"][0]
+    assert difference["key"] == "passed"
+    assert difference["observed"]["refused"][0]["code"] == "BUNDLE_FILE_MISSING"
+
+
+def test_an_expected_refusal_that_does_not_happen_fails(tmp_path: Path) -> None:
+    data = {
+        "cases": [
+            {"name": "x", "check": "accepted", "expect": {"diagnostics": [{"code": "ATTR_TYPE"}]}}
+        ]
+    }
+    run = CliRun(["test", str(_write(tmp_path, data))])
+    assert run.exit_code == 1
+    assert "FAIL" in run.stdout and "1 failed" in run.stdout
+
+
+def test_a_value_of_the_wrong_type_is_a_located_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.cases.yaml"
+    path.write_text(
+        "cases:\n  - name: x\n    check: accepted\n    strict: yes please\n"
+        "    expect: {passed: true}\n",
+        encoding="utf-8",
+    )
+    run = CliRun(["test", str(path), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "CASES_SCHEMA"
+    assert diagnostic["location"] == {
+        "file": str(path),
+        "line": 4,
+        "column": 13,
+        "pointer": "/cases/0/strict",
+    }
+    text = CliRun(["test", str(path)])
+    assert text.exit_code == 2
+    assert f"{path}:4:13 (/cases/0/strict): error[CASES_SCHEMA]: " in text.stderr
+    assert "Traceback" not in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "line"),
+    [
+        (
+            "cases:\n  - name: x\n    check: accepted\n    expect: {passd: true}\n",
+            "CASES_SCHEMA",
+            4,
+        ),
+        ("cases:\n  - name: x\n    expect: {passed: true}\n", "CASES_SCHEMA", 2),
+        ("cases:\n  - name: x\n    check: [accepted\n", "CASES_INVALID_YAML", 4),
+        (
+            "cases:\n  - name: x\n    check: accepted\n    expect:\n"
+            "      rules: {pass_rate: pass}\n",
+            "CASES_UNKNOWN_NAME",
+            5,
+        ),
+        (
+            "cases:\n  - name: x\n    check: accepted\n    edits:\n"
+            "      - {file: answers.jsonl, pointer: /9/tokens, value: 1}\n"
+            "    expect: {passed: true}\n",
+            "CASES_EDIT",
+            5,
+        ),
+    ],
+    ids=["unknown_key", "neither_check_nor_evaluate", "invalid_yaml", "unknown_rule", "bad_edit"],
+)
+def test_unreadable_case_files_are_located_usage_errors(
+    tmp_path: Path, text: str, code: str, line: int
+) -> None:
+    path = tmp_path / "bad.cases.yaml"
+    path.write_text(
+        f"rules: [{PROTOCOL / 'eval.rules'}]\n"
+        + text.replace("check: accepted", f"check: {PROTOCOL / 'accepted'}"),
+        encoding="utf-8",
+    )
+    run = CliRun(["test", str(path), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2, run.stdout
+    diagnostic = run.data["diagnostics"][0]
+    assert diagnostic["code"] == code
+    assert diagnostic["location"]["line"] == line + 1  # the `rules:` line comes first
+
+
+def test_an_unknown_rule_name_gets_a_suggestion(tmp_path: Path) -> None:
+    data = {
+        "cases": [{"name": "x", "check": "accepted", "expect": {"rules": {"pass_rate": "pass"}}}]
+    }
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["hint"] == "did you mean `pass_rate_met`?"
+
+
+def test_a_folder_without_case_files_is_a_usage_error(tmp_path: Path) -> None:
+    run = CliRun(["test", str(tmp_path), "--format", "json"])
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "FILE_UNREADABLE"
+
+
+def test_coverage_lists_what_no_case_reaches(tmp_path: Path) -> None:
+    data = _cases()
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    data["cases"] = cases[:1]  # the accepted bundle only
+    run = CliRun(["test", str(_write(tmp_path, data)), "--coverage", "--format", "json"])
+    assert run.exit_code == 0
+    [cover] = run.data["coverage"]
+    assert cover["figures"] == {
+        "rules": 6,
+        "rules_reached": 6,
+        "rules_pass_and_fail": 0,
+        "outcomes": 18,
+        "outcomes_reached": 6,
+        "rows": 3,
+        "rows_reached": 1,
+    }
+    rows = {r["verdict"]: r["reached"] for r in cover["decision_rows"]}
+    assert rows == {"INVALID": False, "MEETS_BAR": True, "BELOW_BAR": False}
+    text = CliRun(["test", str(_write(tmp_path, data)), "--coverage"]).stdout
+    assert "  not reached by any case:\n" in text
+    assert "    decision verdict row 3 => BELOW_BAR (" in text
+    assert text.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_full_coverage_of_the_protocol_cases() -> None:
+    run = CliRun(["test", str(PROTOCOL), "--coverage", "--format", "json"])
+    figures = run.data["coverage"][0]["figures"]
+    assert figures["rules_pass_and_fail"] == 6 and figures["rows_reached"] == 3
+
+
+def test_every_threshold_mutant_of_the_protocol_is_caught() -> None:
+    before = _digests(PROTOCOL)
+    run = CliRun(["test", str(PROTOCOL), "--mutate", "--format", "json"])
+    assert run.exit_code == 0, run.stdout
+    [found] = run.data["mutations"]
+    assert found["figures"] == {
+        "mutants": 9,
+        "caught": 9,
+        "survived": 0,
+        "unreached": 0,
+        "invalid": 0,
+    }
+    replaced = {(m["original"], m["replacement"]) for m in found["mutants"]}
+    assert (
+        replaced
+        == {
+            ("2_000 tokens", "1999 tokens"),
+            ("2_000 tokens", "2001 tokens"),
+            ("5_000 tokens", "4999 tokens"),
+            ("5_000 tokens", "5001 tokens"),
+            ("80 %", "79 %"),
+            ("80 %", "81 %"),
+            ("<=", "<"),
+            (">=", ">"),
+        }
+        and len(found["mutants"]) == 9
+    )  # two `<=`: the answer ceiling and the budget
+    assert _digests(PROTOCOL) == before  # mutants live in memory only
+
+
+def test_a_mutant_no_case_catches_survives_and_fails_the_run(tmp_path: Path) -> None:
+    data = _cases()
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    data["cases"] = [c for c in cases if "just below" not in c["name"]]
+    run = CliRun(["test", str(_write(tmp_path, data)), "--mutate"])
+    assert run.exit_code == 1
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "9 passed, 0 failed"
+    rules = PROTOCOL / "eval.rules"
+    assert f"  SURVIVED {rules}:12:23 `80 %` -> `79 %` in min_pass_rate" in lines
+    assert sum(line.startswith("  SURVIVED") for line in lines) == 1
+
+
+def test_test_lock_refuses_rules_that_differ() -> None:
+    same = CliRun(["test", str(PROTOCOL), "--lock", str(PROTOCOL / "eval.lock")])
+    assert same.exit_code == 0
+    other = CliRun(
+        ["test", str(PROTOCOL), "--lock", str(PROTOCOL / "looser.lock"), "--format", "json"]
+    )
+    assert other.exit_code == 1
+    assert other.data["diagnostics"][0]["code"] == "LOCK_MISMATCH"
+    assert "2_500 tokens -> 2_000 tokens: stricter" in other.data["diagnostics"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "step"),
+    [
+        ("0.80", None, Fraction(1, 100)),
+        ("8e-1", None, Fraction(1, 10)),
+        ("90_000", "tokens", Fraction(1)),
+        ("2", "Mtokens", Fraction(1)),
+        ("4", "min", Fraction(1)),
+        ("1.5", "h", Fraction(360)),
+        ("1800.5", "s", Fraction(1, 10)),
+        ("15", "%", Fraction(1, 100)),
+        ("12.5", "%", Fraction(1, 1000)),
+        ("30", "USD", Fraction(1, 100)),
+        ("0.525", "USD", Fraction(1, 1000)),
+    ],
+)
+def test_the_step_of_each_unit(text: str, unit: str | None, step: Fraction) -> None:
+    number = ast.Number(Fraction(text.replace("_", "")), unit, text)
+    assert literal_step(number) == step
+
+
+def test_a_moved_literal_keeps_its_unit_where_it_can() -> None:
+    assert _literal(Fraction(241), "min") == "241 s"
+    assert _literal(Fraction(300), "min") == "5 min"
+    assert _literal(Fraction(2_000_001), "Mtokens") == "2.000001 Mtokens"
+    assert _literal(Fraction(79, 100), "%") == "79 %"
+    assert _literal(Fraction(81, 100), None) == "0.81"
