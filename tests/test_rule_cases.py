@@ -332,3 +332,29 @@ def test_a_moved_literal_keeps_its_unit_where_it_can() -> None:
     assert _literal(Fraction(2_000_001), "Mtokens") == "2.000001 Mtokens"
     assert _literal(Fraction(79, 100), "%") == "79 %"
     assert _literal(Fraction(81, 100), None) == "0.81"
+
+
+def test_an_edit_of_one_record_leaves_every_other_line_as_it_was(tmp_path: Path) -> None:
+    # A declared edit changes what it names and nothing else: the other records of a JSON
+    # Lines file keep their exact bytes, so their hashes (and seals) still hold.
+    from engine.cases.files import read_case_file
+    from engine.cases.run import prepare
+
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    original = b'{"id": "E1",  "n": 1}\n{"id":"E2","n":2}\n{ "id": "E3", "n": 3 }\n'
+    (bundle / "events.jsonl").write_bytes(original)
+    cases = tmp_path / "my.cases.yaml"
+    cases.write_text(
+        f"rules: [{PROTOCOL / 'eval.rules'}]\n"
+        "cases:\n  - name: edit E2\n    check: bundle\n    edits:\n"
+        "      - {file: events.jsonl, pointer: /1/n, value: 20}\n"
+        "    expect: {passed: false}\n",
+        encoding="utf-8",
+    )
+    [case] = read_case_file(cases).cases
+    prepared = prepare(case, tmp_path / "scratch")
+    assert prepared.bundle is not None
+    edited = (prepared.bundle / "events.jsonl").read_bytes().splitlines()
+    assert edited == [b'{"id": "E1",  "n": 1}', b'{"id":"E2","n":20}', b'{ "id": "E3", "n": 3 }']
+    assert (bundle / "events.jsonl").read_bytes() == original  # the original is untouched

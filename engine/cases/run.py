@@ -3,6 +3,7 @@ what the rules concluded with what the case expects."""
 
 from __future__ import annotations
 
+import copy as copying
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.inputs import GraphResult, check_inputs, evaluate_documents
 from engine.evaluate.program import Program
 from engine.evaluate.protocol import bundle_protocol, evaluate_protocol
+from engine.pointer import pointer_tokens
 from engine.report.export import document_bytes
 from engine.report.graph_report import passed as graph_passed
 from engine.report.protocol_report import protocol_passed
@@ -140,6 +142,7 @@ def _apply(edit: Edit, path: Path) -> None:
     except RulecheckError as error:
         first = error.diagnostics[0].message if error.diagnostics else "unreadable"
         raise _edit_error(edit, f"`{edit.file}` cannot be read: {first}") from None
+    before = _lines_by_record(value, path) if file_format == "jsonl" else {}
     if edit.pointer == "":
         if edit.remove:
             raise _edit_error(edit, "the whole document cannot be removed")
@@ -149,16 +152,35 @@ def _apply(edit: Edit, path: Path) -> None:
     if file_format == "jsonl":
         if not isinstance(value, list):
             raise _edit_error(edit, "a JSON Lines document stays a list of records")
-        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in value)
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(b"".join(_record_line(record, before) + b"\n" for record in value))
     else:
         path.write_bytes(document_bytes(value, file_format))
+
+
+def _lines_by_record(records: Any, path: Path) -> dict[int, tuple[Any, bytes]]:
+    """Each record of a JSON Lines file (by identity) with a copy of its value and its
+    line's bytes, so that the records an edit leaves alone keep their exact bytes (a
+    hash of one record, a seal of the file, then still hold)."""
+    lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+    if not isinstance(records, list) or len(lines) != len(records):
+        return {}
+    return {
+        id(record): (copying.deepcopy(record), line.rstrip(b"\r"))
+        for record, line in zip(records, lines, strict=True)
+    }
+
+
+def _record_line(record: Any, before: dict[int, tuple[Any, bytes]]) -> bytes:
+    kept = before.get(id(record))
+    if kept is not None and kept[0] == record:
+        return kept[1]
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _set(edit: Edit, document: Any) -> None:
     if not edit.pointer.startswith("/"):
         raise _edit_error(edit, f"`{edit.pointer}` is no JSON pointer (it starts with `/`)")
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in edit.pointer[1:].split("/")]
+    tokens = pointer_tokens(edit.pointer)
     parent = document
     for token in tokens[:-1]:
         parent = _step(edit, parent, token)
