@@ -647,37 +647,17 @@ def seal(
     `seal TABLE into DOCUMENT` (each file and its sha256) as DOCUMENT's file, and print its
     sha256, the value to publish with the result. `check` then refuses any record edited
     afterwards."""
-    from engine.bundle import paths
-    from engine.evaluate.protocol import evaluate_protocol
-    from engine.report.export import seal_bytes
+    from engine.evaluate.protocol import protocol_seal
 
     program, protocol = _protocol_of(rules, bundle, protocol_name)
-    declared = _entry(protocol, protocol.seals, "seal TABLE into DOCUMENT")
-    clause = next(d for d in protocol.documents if d.name.text == declared.document.text)
-    target = paths.inside(bundle, clause.path, strict_segments=True)
-    if target is None:
-        message = f"the seal `{clause.path}` would leave the bundle"
-        where = Location(str(bundle / clause.path))
-        raise RulecheckError([Diagnostic("BUNDLE_PATH_OUTSIDE", message, where)], ExitCode.USAGE)
-    if (target.exists() or target.is_symlink()) and not force:
-        message = f"`{bundle / clause.path}` already seals this bundle"
-        where = Location(str(bundle / clause.path))
-        hint = "a seal is written once, when the run ends; `--force` replaces it"
-        raise RulecheckError(
-            [Diagnostic("SEAL_EXISTS", message, where, hint=hint)], ExitCode.REFUSED
-        )
-    found = evaluate_protocol(program, bundle, protocol)
-    tables = {t.name: t for t in found.graph.evaluation.tables}
-    table = tables[declared.table.text]
-    data = seal_bytes(table, found.graph.nodes)
-    _write_output(target, data.decode("utf-8"))
-    digest = hashlib.sha256(data).hexdigest()
-    rows = len(table.rows)
+    sealed = protocol_seal(program, bundle, protocol, replace=force)
+    _write_output(sealed.target, sealed.data.decode("utf-8"))
+    digest = hashlib.sha256(sealed.data).hexdigest()
     _echo(
-        f"sealed {bundle / clause.path}: {_count(rows, 'row')} of table "
-        f"{declared.table.text}, sha256 {digest}\n",
+        f"sealed {bundle / sealed.path}: {_count(sealed.rows, 'row')} of table "
+        f"{sealed.table}, sha256 {digest}\n",
         output_format,
-        {"seal": str(bundle / clause.path), "table": declared.table.text, "sha256": digest},
+        {"seal": str(bundle / sealed.path), "table": sealed.table, "sha256": digest},
     )
     return 0
 

@@ -358,3 +358,50 @@ def test_an_edit_of_one_record_leaves_every_other_line_as_it_was(tmp_path: Path)
     edited = (prepared.bundle / "events.jsonl").read_bytes().splitlines()
     assert edited == [b'{"id": "E1",  "n": 1}', b'{"id":"E2","n":20}', b'{ "id": "E3", "n": 3 }']
     assert (bundle / "events.jsonl").read_bytes() == original  # the original is untouched
+
+
+def test_the_evaluator_mutations_each_fail_only_their_owning_rule() -> None:
+    folder = ROOT / "controls" / "evaluator"
+    before = _digests(ROOT / "controls" / "campaign")
+    run = CliRun(["test", str(folder)])
+    assert run.exit_code == 0, run.stdout
+    written = len(yaml.safe_load((folder / "mutations.cases.yaml").read_text("utf-8"))["cases"])
+    assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
+    assert _digests(ROOT / "controls" / "campaign") == before  # edited and sealed in copies
+
+
+def test_violated_names_exactly_the_link_rules_with_violations(tmp_path: Path) -> None:
+    campaign = ROOT / "controls" / "campaign"
+    cases = tmp_path / "my.cases.yaml"
+    cases.write_text(
+        yaml.safe_dump(
+            {
+                "rules": [str(ROOT / "rules")],
+                "cases": [
+                    {
+                        "name": "an edit without a new seal breaks the seal too",
+                        "check": str(campaign),
+                        "edits": [
+                            {"file": "requests.jsonl", "pointer": "/4/ordinary_calls", "value": 3}
+                        ],
+                        "expect": {"violated": ["fixed_evidence_without_tools"]},
+                    },
+                    {
+                        "name": "sealed again, only the edit itself remains",
+                        "check": str(campaign),
+                        "edits": [
+                            {"file": "requests.jsonl", "pointer": "/4/ordinary_calls", "value": 3}
+                        ],
+                        "reseal": True,
+                        "expect": {"violated": ["fixed_evidence_without_tools"]},
+                    },
+                ],
+            },
+            sort_keys=False,
+        ),
+        encoding="utf-8",
+    )
+    run = CliRun(["test", str(cases)])
+    assert run.exit_code == 1
+    assert run.stdout.splitlines()[-1] == "1 passed, 1 failed"
+    assert "FAIL" in run.stdout.splitlines()[0] and "+ observed" in run.stdout

@@ -51,6 +51,7 @@ class Case:
     inputs: tuple[tuple[str, Path], ...]
     edits: tuple[Edit, ...]
     strict: bool
+    reseal: bool
     expect: dict[str, Any]
     positions: dict[str, tuple[int, int]]
 
@@ -229,6 +230,7 @@ def _case(
         inputs=tuple((name, _joined(folder, p)) for name, p in spec.get("inputs", {}).items()),
         edits=edits,
         strict=bool(spec.get("strict", False)),
+        reseal=bool(spec.get("reseal", False)),
         expect=spec["expect"],
         positions=positions,
     )

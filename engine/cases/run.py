@@ -16,7 +16,7 @@ from engine.cases.files import Case, Edit
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.inputs import GraphResult, check_inputs, evaluate_documents
 from engine.evaluate.program import Program
-from engine.evaluate.protocol import bundle_protocol, evaluate_protocol
+from engine.evaluate.protocol import bundle_protocol, evaluate_protocol, protocol_seal
 from engine.pointer import pointer_tokens
 from engine.report.export import document_bytes
 from engine.report.graph_report import passed as graph_passed
@@ -85,7 +85,7 @@ def prepare(case: Case, scratch: Path) -> Prepared:
     Raises:
         RulecheckError: exit 2 when an edit names no file of the case or no place in it.
     """
-    if not case.edits:
+    if not case.edits and not case.reseal:
         return Prepared(case.bundle, case.inputs)
     scratch.mkdir(parents=True, exist_ok=True)
     if case.bundle is not None:
@@ -222,6 +222,9 @@ def run_case(program: Program, case: Case, prepared: Prepared) -> Observed:
         if prepared.bundle is not None:
             protocol = bundle_protocol(program, prepared.bundle, case.protocol)
             graph = protocol.graph[0].text
+            if case.reseal:  # sealed after the edits, as whoever made them could
+                sealed = protocol_seal(program, prepared.bundle, protocol, replace=True)
+                sealed.target.write_bytes(sealed.data)
             found = evaluate_protocol(program, prepared.bundle, protocol)
             verdict = found.verdict
             return _observed(
@@ -300,6 +303,10 @@ def compare(case: Case, observed: Observed) -> list[Difference]:
     for key in ("passed", "admitted", "verdict"):
         if key in expect and expect[key] != getattr(observed, key):
             differences.append(Difference(key, expect[key], getattr(observed, key)))
+    if "violated" in expect:
+        violated = sorted(n for n, seen in observed.rules.items() if seen.violations)
+        if sorted(expect["violated"]) != violated:
+            differences.append(Difference("violated", sorted(expect["violated"]), violated))
     for name, wanted in sorted(expect.get("rules", {}).items()):
         seen = observed.rules.get(name)
         key = f"rules.{name}"

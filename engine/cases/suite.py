@@ -92,6 +92,8 @@ def unknown_names(program: Program, case: Case) -> list[Diagnostic]:
 
     for name in case.expect.get("rules", {}):
         check(name, rules, "link rule, gate or budget", f"/expect/rules/{name}")
+    for number, name in enumerate(case.expect.get("violated", [])):
+        check(name, rules, "link rule", f"/expect/violated/{number}")
     for name in case.expect.get("decisions", {}):
         check(name, decisions, "decision", f"/expect/decisions/{name}")
     if case.graph is not None:

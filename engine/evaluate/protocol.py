@@ -312,3 +312,52 @@ def freeze_rows(
         ]
         raise RulecheckError(problems, ExitCode.REFUSED)
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Seal:
+    """What `seal TABLE into DOCUMENT` writes: the file inside the bundle, its bytes, and
+    the table's name and row count."""
+
+    target: Path
+    path: str
+    data: bytes
+    table: str
+    rows: int
+
+
+def protocol_seal(
+    program: Program, root: Path, protocol: ast.ProtocolDecl, *, replace: bool
+) -> Seal:
+    """The seal of bundle `root` now: the rows of the protocol's `seal` table over the
+    bundle as it is, as the bytes of the seal's document.
+
+    Raises:
+        RulecheckError: exit 2 when the protocol declares no seal or its file would leave
+            the bundle; exit 1 when the bundle is sealed already (unless `replace`) or a
+            row has no value.
+    """
+    from engine.bundle import paths
+    from engine.report.export import seal_bytes
+
+    if not protocol.seals:
+        message = f"protocol `{protocol.name.text}` declares no `seal TABLE into DOCUMENT`"
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    declared = protocol.seals[0]
+    clause = next(d for d in protocol.documents if d.name.text == declared.document.text)
+    target = paths.inside(root, clause.path, strict_segments=True)
+    if target is None:
+        message = f"the seal `{clause.path}` would leave the bundle"
+        where = Location(str(root / clause.path))
+        raise RulecheckError([Diagnostic("BUNDLE_PATH_OUTSIDE", message, where)], ExitCode.USAGE)
+    if (target.exists() or target.is_symlink()) and not replace:
+        message = f"`{root / clause.path}` already seals this bundle"
+        where = Location(str(root / clause.path))
+        hint = "a seal is written once, when the run ends; `--force` replaces it"
+        raise RulecheckError(
+            [Diagnostic("SEAL_EXISTS", message, where, hint=hint)], ExitCode.REFUSED
+        )
+    found = evaluate_protocol(program, root, protocol)
+    table = next(t for t in found.graph.evaluation.tables if t.name == declared.table.text)
+    data = seal_bytes(table, found.graph.nodes)
+    return Seal(target, clause.path, data, table.name, len(table.rows))
