@@ -405,3 +405,24 @@ def test_violated_names_exactly_the_link_rules_with_violations(tmp_path: Path) -
     assert run.exit_code == 1
     assert run.stdout.splitlines()[-1] == "1 passed, 1 failed"
     assert "FAIL" in run.stdout.splitlines()[0] and "+ observed" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"file": "answers.jsonl", "pointer": "/0/n", "value": 1, "value_of": {"file_size": "x"}},
+        {
+            "file": "answers.jsonl",
+            "pointer": "/0/n",
+            "value_of": {"file_sha256": "x", "file_size": "y"},
+        },
+    ],
+    ids=["value_and_value_of", "two_measures"],
+)
+def test_an_edit_says_its_value_once(edit: dict[str, object], tmp_path: Path) -> None:
+    data = {
+        "cases": [{"name": "one", "check": "accepted", "edits": [edit], "expect": {"passed": True}}]
+    }
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 2
+    assert {d["code"] for d in run.data["diagnostics"]} == {"CASES_SCHEMA"}

@@ -27,13 +27,16 @@ SCHEMA = "rule_cases"
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """One change to a copy of a case's files: set `value` at `pointer`, or remove it."""
+    """One change to a copy of a case's files: set `value` at `pointer`, or remove it. With
+    `value_of` (`("file_sha256" | "file_size", PATH)`) the value is that of the copy's file
+    PATH as the edits before this one left it."""
 
     file: str
     pointer: str
     value: Any
     remove: bool
     where: Location
+    value_of: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,8 +196,13 @@ def _shape_problems(spec: dict[str, Any], pointer: str, at: Any) -> list[Diagnos
         if key in spec["expect"] and "check" not in spec:
             problem(f"expect/{key}", f"`{key}` is expected of a `check:` case (a protocol's)")
     for number, edit in enumerate(spec.get("edits", [])):
-        if ("value" in edit) == bool(edit.get("remove")):
-            problem(f"edits/{number}", "an edit gives exactly one of `value:` and `remove: true`")
+        if sum(("value" in edit, bool(edit.get("remove")), "value_of" in edit)) != 1:
+            message = "an edit gives exactly one of `value:`, `value_of:` and `remove: true`"
+            problem(f"edits/{number}", message)
+        if "value_of" in edit and "check" not in spec:
+            problem(
+                f"edits/{number}/value_of", "`value_of` reads a file of a `check:` case's bundle"
+            )
         if "evaluate" in spec and edit["file"] not in spec.get("inputs", {}):
             problem(f"edits/{number}/file", "an edit of an `evaluate:` case names an input")
     return problems
@@ -215,6 +223,7 @@ def _case(
             e.get("value"),
             bool(e.get("remove")),
             at(f"{pointer}/edits/{n}"),
+            next(iter(e["value_of"].items())) if "value_of" in e else None,
         )
         for n, e in enumerate(spec.get("edits", []))
     )

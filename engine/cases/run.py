@@ -4,6 +4,8 @@ what the rules concluded with what the case expects."""
 from __future__ import annotations
 
 import copy as copying
+import dataclasses
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -102,7 +104,7 @@ def prepare(case: Case, scratch: Path) -> Prepared:
             target = paths.inside(copy, edit.file, strict_segments=True)
             if target is None or not target.is_file() or target.is_symlink():
                 raise _edit_error(edit, f"the bundle has no file `{edit.file}` to edit")
-            _apply(edit, target)
+            _apply(_valued(edit, copy), target)
         return Prepared(copy, (), ((str(copy), str(case.bundle)),))
     inputs = dict(case.inputs)
     shown = []
@@ -121,10 +123,25 @@ def prepare(case: Case, scratch: Path) -> Prepared:
             ) from None
         for edit in case.edits:
             if edit.file == name:
+                if edit.value_of is not None:
+                    raise _edit_error(edit, "`value_of` reads a file of a bundle: a `check:` case")
                 _apply(edit, copy)
         inputs[name] = copy
         shown.append((str(copy), str(original)))
     return Prepared(None, tuple(inputs.items()), tuple(shown))
+
+
+def _valued(edit: Edit, copy: Path) -> Edit:
+    """The edit with its `value_of` computed from the copy as the edits so far left it."""
+    if edit.value_of is None:
+        return edit
+    measure, relative = edit.value_of
+    source = paths.regular_file(copy, relative)
+    if source is None:
+        raise _edit_error(edit, f"`value_of` names no file `{relative}` of the bundle")
+    data = source.read_bytes()
+    value = hashlib.sha256(data).hexdigest() if measure == "file_sha256" else len(data)
+    return dataclasses.replace(edit, value=value)
 
 
 def _edit_error(edit: Edit, message: str) -> RulecheckError:
