@@ -675,37 +675,29 @@ def freeze_inputs(
     DOCUMENT at POINTER before LATER` (each measured input and its sha256) into DOCUMENT's
     file, and print that file's sha256, the value a pre-registration publishes. Refused
     once LATER (the run's first records) holds anything."""
-    from engine.bundle import paths
-    from engine.bundle.documents import load_document
     from engine.bundle.protocol_bundle import bundle_has
-    from engine.evaluate.protocol import freeze_rows
-    from engine.report.export import document_bytes, replaced_at
+    from engine.evaluate.protocol import protocol_freeze
 
     program, protocol = _protocol_of(rules, bundle, protocol_name)
     declared = _entry(protocol, protocol.freezes, "freeze TABLE into DOCUMENT at POINTER")
-    clauses = {d.name.text: d for d in protocol.documents}
-    later = clauses[declared.before.text]
+    later = next(d for d in protocol.documents if d.name.text == declared.before.text)
     if bundle_has(bundle, later.path) and _holds_bytes(bundle, later.path):
         where = Location(str(bundle / later.path))
         message = f"the run has started (`{later.path}` holds records): inputs are frozen before it"
         raise RulecheckError([Diagnostic("FREEZE_AFTER_RUN", message, where)], ExitCode.REFUSED)
-    target = clauses[declared.document.text]
-    path = paths.inside(bundle, target.path, strict_segments=True)
-    if path is None or not path.is_file():
-        message = f"the bundle has no `{target.path}` to freeze (document `{target.name.text}`)"
-        where = Location(str(bundle / target.path))
-        raise RulecheckError([Diagnostic("BUNDLE_FILE_MISSING", message, where)], ExitCode.REFUSED)
-    rows = freeze_rows(program, bundle, protocol, declared)
-    document = load_document(target.name.text, path, target.format.text)
-    data = document_bytes(
-        replaced_at(document.value, declared.pointer, rows, str(path)), target.format.text
-    )
-    _write_output(path, data.decode("utf-8"))
-    digest = hashlib.sha256(data).hexdigest()
+    frozen = protocol_freeze(program, bundle, protocol)
+    _write_output(frozen.target, frozen.data.decode("utf-8"))
+    digest = hashlib.sha256(frozen.data).hexdigest()
     _echo(
-        f"froze {_count(len(rows), 'input')} into {path} at {declared.pointer}: sha256 {digest}\n",
+        f"froze {_count(frozen.rows, 'input')} into {frozen.target} at {frozen.pointer}: "
+        f"sha256 {digest}\n",
         output_format,
-        {"document": str(path), "pointer": declared.pointer, "inputs": len(rows), "sha256": digest},
+        {
+            "document": str(frozen.target),
+            "pointer": frozen.pointer,
+            "inputs": frozen.rows,
+            "sha256": digest,
+        },
     )
     return 0
 

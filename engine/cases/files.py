@@ -54,6 +54,7 @@ class Case:
     inputs: tuple[tuple[str, Path], ...]
     edits: tuple[Edit, ...]
     strict: bool
+    refreeze: bool
     reseal: bool
     expect: dict[str, Any]
     positions: dict[str, tuple[int, int]]
@@ -189,7 +190,7 @@ def _shape_problems(spec: dict[str, Any], pointer: str, at: Any) -> list[Diagnos
     for key in ("inputs",):
         if key in spec and "evaluate" not in spec:
             problem(key, f"`{key}` belongs to an `evaluate:` case")
-    for key in ("protocol",):
+    for key in ("protocol", "refreeze", "reseal"):
         if key in spec and "check" not in spec:
             problem(key, f"`{key}` belongs to a `check:` case")
     for key in ("admitted", "verdict"):
@@ -239,6 +240,7 @@ def _case(
         inputs=tuple((name, _joined(folder, p)) for name, p in spec.get("inputs", {}).items()),
         edits=edits,
         strict=bool(spec.get("strict", False)),
+        refreeze=bool(spec.get("refreeze", False)),
         reseal=bool(spec.get("reseal", False)),
         expect=spec["expect"],
         positions=positions,

@@ -18,7 +18,12 @@ from engine.cases.files import Case, Edit
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.inputs import GraphResult, check_inputs, evaluate_documents
 from engine.evaluate.program import Program
-from engine.evaluate.protocol import bundle_protocol, evaluate_protocol, protocol_seal
+from engine.evaluate.protocol import (
+    bundle_protocol,
+    evaluate_protocol,
+    protocol_freeze,
+    protocol_seal,
+)
 from engine.pointer import pointer_tokens
 from engine.report.export import document_bytes
 from engine.report.graph_report import passed as graph_passed
@@ -87,7 +92,7 @@ def prepare(case: Case, scratch: Path) -> Prepared:
     Raises:
         RulecheckError: exit 2 when an edit names no file of the case or no place in it.
     """
-    if not case.edits and not case.reseal:
+    if not case.edits and not case.reseal and not case.refreeze:
         return Prepared(case.bundle, case.inputs)
     scratch.mkdir(parents=True, exist_ok=True)
     if case.bundle is not None:
@@ -239,6 +244,9 @@ def run_case(program: Program, case: Case, prepared: Prepared) -> Observed:
         if prepared.bundle is not None:
             protocol = bundle_protocol(program, prepared.bundle, case.protocol)
             graph = protocol.graph[0].text
+            if case.refreeze:  # measured inputs re-hashed after the edits, as a freezer would
+                frozen = protocol_freeze(program, prepared.bundle, protocol)
+                frozen.target.write_bytes(frozen.data)
             if case.reseal:  # sealed after the edits, as whoever made them could
                 sealed = protocol_seal(program, prepared.bundle, protocol, replace=True)
                 sealed.target.write_bytes(sealed.data)

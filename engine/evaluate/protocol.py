@@ -361,3 +361,46 @@ def protocol_seal(
     table = next(t for t in found.graph.evaluation.tables if t.name == declared.table.text)
     data = seal_bytes(table, found.graph.nodes)
     return Seal(target, clause.path, data, table.name, len(table.rows))
+
+
+@dataclass(frozen=True, slots=True)
+class Frozen:
+    """What `freeze TABLE into DOCUMENT at POINTER` writes: the document's file, its new
+    bytes, the pointer written and the number of rows."""
+
+    target: Path
+    data: bytes
+    pointer: str
+    rows: int
+
+
+def protocol_freeze(program: Program, root: Path, protocol: ast.ProtocolDecl) -> Frozen:
+    """The protocol's freeze table over bundle `root`, written into its document at its
+    pointer (whether or not the run has begun: the caller decides that).
+
+    Raises:
+        RulecheckError: exit 2 when the protocol declares no freeze; exit 1 when the
+            document's file is missing, malformed or cannot hold the rows.
+    """
+    from engine.bundle import paths
+    from engine.bundle.documents import load_document
+    from engine.report.export import document_bytes, replaced_at
+
+    if not protocol.freezes:
+        message = (
+            f"protocol `{protocol.name.text}` declares no `freeze TABLE into DOCUMENT at POINTER`"
+        )
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    declared = protocol.freezes[0]
+    target = next(d for d in protocol.documents if d.name.text == declared.document.text)
+    path = paths.inside(root, target.path, strict_segments=True)
+    if path is None or not path.is_file():
+        message = f"the bundle has no `{target.path}` to freeze (document `{target.name.text}`)"
+        where = Location(str(root / target.path))
+        raise RulecheckError([Diagnostic("BUNDLE_FILE_MISSING", message, where)], ExitCode.REFUSED)
+    rows = freeze_rows(program, root, protocol, declared)
+    document = load_document(target.name.text, path, target.format.text)
+    data = document_bytes(
+        replaced_at(document.value, declared.pointer, rows, str(path)), target.format.text
+    )
+    return Frozen(path, data, declared.pointer, len(rows))
