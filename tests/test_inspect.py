@@ -465,3 +465,89 @@ def test_a_planned_task_that_was_not_run_and_a_task_not_planned_are_refused(
     assert missing["ids"] == ["hard"]
     extra = _imported_check(logs, tmp_path, "two_tasks-hard.eval")  # the pack plans arith only
     assert _located(extra, "WRONG_TASK", "runs")
+
+
+# ---- two arms on the same samples --------------------------------------------------------
+
+
+def _paired(
+    logs: Path, tmp_path: Path, baseline: str, candidate: str, rules: Path = PACK
+) -> CliRun:
+    bundle = tmp_path / f"{baseline}-{candidate}"
+    arms = {"baseline": logs / f"{baseline}.eval", "candidate": logs / f"{candidate}.eval"}
+    imported = _import(bundle, arms=arms)
+    assert imported.exit_code == 0, imported.stdout
+    assert (bundle / "rulecheck.yaml").read_text() == "protocol: inspect_paired\n"
+    return _check(bundle, rules)
+
+
+def test_two_arms_are_paired_and_the_mean_difference_is_gated_exactly(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _paired(logs, tmp_path, "arm_base", "arm_cand")
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "difference_met") == [(["arith"], "1/4", True)]  # +1, 0, 0, 0
+    pairs = next(t for t in run.data["tables"] if t["name"] == "pairs")
+    assert [r["values"][1:] for r in pairs["rows"]] == [
+        ["q1", 1, 0, 1, 1], ["q2", 1, 0, 0, 0], ["q3", 1, 1, 1, 0], ["q4", 1, 1, 1, 0],
+    ]  # fmt: skip
+    samples = _records(tmp_path / "arm_base-arm_cand", "samples")
+    assert {s["arm"] for s in samples} == {"baseline", "candidate"}
+    higher = _pack(tmp_path, min_mean_difference='{"arith": 0.5}')
+    run = _paired(logs, tmp_path / "higher", "arm_base", "arm_cand", higher)
+    assert _verdict(run) == (0, True, "BELOW_BAR")
+    assert _gate(run, "difference_met") == [(["arith"], "1/4", False)]
+
+
+@pytest.mark.parametrize(
+    ("candidate", "arm", "sample"),
+    [("arm_cand_missing", "baseline", "q4"), ("arm_cand_extra", "candidate", "q5")],
+)
+def test_a_missing_or_extra_pair_is_refused_at_the_sample_without_partner(
+    logs: Path, tmp_path: Path, candidate: str, arm: str, sample: str
+) -> None:
+    run = _paired(logs, tmp_path, "arm_base", candidate)
+    assert _verdict(run) == (1, False, "INVALID")
+    (unpaired,) = _located(run, "PAIR_MISSING", "samples")
+    bundle = tmp_path / f"arm_base-{candidate}"
+    record = next(s for s in _records(bundle, "samples") if s["id"] == unpaired["ids"][0])
+    assert (record["arm"], record["sample_id"]) == (arm, sample)
+
+
+def test_arms_swapped_or_undeclared_are_refused(logs: Path, tmp_path: Path) -> None:
+    swapped = _paired(logs, tmp_path, "arm_cand", "arm_base")
+    assert _verdict(swapped) == (1, False, "INVALID")
+    assert len(_located(swapped, "WRONG_MODEL", "runs", "arm_model_pinned")) == 2
+    assert len(_located(swapped, "WRONG_MODEL", "usage", "arm_call_model_pinned")) == 8
+    bundle = tmp_path / "no_arms"
+    logs_without_arms = [str(logs / "arm_base.eval"), str(logs / "arm_cand.eval")]
+    imported = CliRun(
+        ["import", "inspect", *logs_without_arms, "--protocol", "inspect_paired", "--out",
+         str(bundle)]
+    )  # fmt: skip
+    assert imported.exit_code == 0
+    run = _check(bundle)
+    assert _verdict(run) == (1, False, "INVALID")
+    assert len(_located(run, "ARM_UNDECLARED", "runs")) == 2
+    assert sorted(v["ids"][0] for v in _violations(run)["ARM_MISSING"]) == [
+        "baseline",
+        "candidate",
+    ]
+
+
+@pytest.mark.parametrize("option", ["baseline", "=x.eval", "b a=x.eval", "baseline="])
+def test_a_malformed_arm_option_is_refused(tmp_path: Path, option: str) -> None:
+    out = tmp_path / "out"
+    run = CliRun(["import", "inspect", "--arm", option, "--out", str(out), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "INSPECT_ARM"
+    assert not out.exists()
+
+
+def test_one_log_given_two_arms_is_refused(logs: Path, tmp_path: Path) -> None:
+    log = logs / "arm_base.eval"
+    arms = ["--arm", f"baseline={log}", "--arm", f"candidate={log}"]
+    run = CliRun(["import", "inspect", *arms, "--out", str(tmp_path / "out"), "--format", "json"])
+    run.assert_clean()
+    _refusal(run, "INSPECT_ARM", log)
