@@ -288,7 +288,7 @@ def test_the_pack_lints_clean_is_formatted_and_stays_out_of_the_default_rules() 
 
 # ---- what users produce: epochs, scorers, errors, partial runs, limits, tools, graders ----
 
-AGENT = {"pinned_solver": '"use_tools, generate"', "allowed_tools": '{"add"}'}
+WITH_TOOLS = {"pinned_solver": '"use_tools, generate"', "allowed_tools": '{"add"}'}
 
 
 def test_several_epochs_are_each_a_sample_and_count_in_the_mean(logs: Path, tmp_path: Path) -> None:
@@ -374,13 +374,13 @@ def test_an_interrupted_run_is_refused_and_its_missing_samples_named(
 def test_a_sample_that_hit_a_limit_is_refused_unless_the_pack_allows_that_limit(
     logs: Path, tmp_path: Path, case: str, kind: str, sample: str
 ) -> None:
-    run = _imported_check(logs, tmp_path, case, _pack(tmp_path, **AGENT))
+    run = _imported_check(logs, tmp_path, case, _pack(tmp_path, **WITH_TOOLS))
     assert _verdict(run) == (1, False, "INVALID")
     (hit,) = _located(run, "SAMPLE_LIMIT", "samples")
     assert hit["ids"][0].endswith(f"/{sample}/1")
     record = next(s for s in _records(tmp_path / case, "samples") if s["sample_id"] == sample)
     assert record["limit_type"] == kind and record["limit"]["type"] == kind
-    allowed = _pack(tmp_path, **AGENT, allowed_limits=f'{{"{kind}"}}')
+    allowed = _pack(tmp_path, **WITH_TOOLS, allowed_limits=f'{{"{kind}"}}')
     run = _check(tmp_path / case, allowed)
     assert _verdict(run) == (0, True, "MEETS_BAR")  # the sample scored as it stood: 3/4
     assert _gate(run, "score_met") == [(["arith"], "3/4", True)]
@@ -398,10 +398,10 @@ def test_tool_calls_and_their_errors_are_imported_and_judged(logs: Path, tmp_pat
     samples = {s["sample_id"]: s for s in _records(tmp_path / "tools.eval", "samples")}
     assert (samples["q2"]["tool_calls"], samples["q2"]["tool_errors"]) == (1, 1)
     assert samples["q2"]["events"]["tool"] == 1 and samples["q2"]["events"]["model"] == 2
-    run = _check(tmp_path / "tools.eval", _pack(tmp_path, **AGENT))
+    run = _check(tmp_path / "tools.eval", _pack(tmp_path, **WITH_TOOLS))
     assert _verdict(run) == (0, True, "MEETS_BAR")
     strict = _check(
-        tmp_path / "tools.eval", _pack(tmp_path, **AGENT, max_tool_errors_per_sample="0")
+        tmp_path / "tools.eval", _pack(tmp_path, **WITH_TOOLS, max_tool_errors_per_sample="0")
     )
     assert _verdict(strict) == (1, False, "INVALID")
     (error,) = _located(strict, "TOOL_ERRORS", "samples")
