@@ -235,6 +235,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ),
             ("INSPECT_LOG_DUPLICATE", "two logs given to `rulecheck import inspect` hold one run"),
             (
+                "INSPECT_ARM",
+                "`rulecheck import inspect --arm ARM=LOG` is malformed, or gives one log two arms "
+                "(exit 2)",
+            ),
+            (
                 "SEAL_EXISTS",
                 "the bundle is sealed already; `rulecheck seal --force` replaces the seal",
             ),

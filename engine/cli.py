@@ -708,37 +708,59 @@ def import_group() -> None:
 
 
 @import_group.command("inspect")
-@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--arm",
+    "arm_logs",
+    multiple=True,
+    metavar="ARM=LOG",
+    help="Import LOG as the arm ARM of a comparison (repeat once per arm).",
+)
 @click.option(
     "--protocol",
     "protocol_name",
-    default="inspect_eval",
-    show_default=True,
+    default=None,
     metavar="NAME",
-    help="The protocol the folder's rulecheck.yaml names, for `rulecheck check DIR`.",
+    help="The protocol the folder's rulecheck.yaml names, for `rulecheck check DIR` "
+    "[default: inspect_eval, or inspect_paired with --arm].",
 )
 @format_option
 @command
 def import_inspect(
-    logs: tuple[Path, ...], out: Path, protocol_name: str, output_format: str
+    logs: tuple[Path, ...],
+    out: Path,
+    arm_logs: tuple[str, ...],
+    protocol_name: str | None,
+    output_format: str,
 ) -> int:
     """Convert inspect_ai logs (`.eval` or `.json`) into a new folder OUT of rulecheck input
-    documents (docs/inspect.md), with the sha256 of each log, for `rulecheck check OUT`."""
-    from engine.inspect_import import import_files
+    documents (docs/inspect.md), with the sha256 of each log, for `rulecheck check OUT`.
+    `--arm ARM=LOG` marks the log of each arm of a paired comparison."""
+    from engine.inspect_import import DEFAULT_PROTOCOL, PAIRED_PROTOCOL, import_files, parse_arms
     from engine.limits import output_conflict
     from engine.report.export import write_files
 
-    conflict = output_conflict(out, inputs=list(logs))
+    arms = parse_arms(arm_logs)
+    paths = [*logs, *(path for path in arms if path not in logs)]
+    if not paths:
+        raise click.UsageError("give at least one LOG or --arm ARM=LOG")
+    conflict = output_conflict(out, inputs=paths)
     if conflict is not None:
         raise conflict
-    files = import_files(list(logs), protocol_name)
+    protocol = protocol_name or (PAIRED_PROTOCOL if arms else DEFAULT_PROTOCOL)
+    files = import_files(paths, protocol, arms)
     write_files(out, files)
     names = [f.name for f in files]
     _echo(
-        f"imported {_count(len(logs), 'log')} into {out}: {', '.join(names)}\n",
+        f"imported {_count(len(paths), 'log')} into {out}: {', '.join(names)}\n",
         output_format,
-        {"out": str(out), "logs": [str(p) for p in logs], "files": names},
+        {
+            "out": str(out),
+            "logs": [str(p) for p in paths],
+            "arms": {str(p): arm for p, arm in arms.items()},
+            "files": names,
+        },
     )
     return 0
 

@@ -3,8 +3,8 @@
 Each log is read with inspect_ai's own reader (an optional dependency, imported only here
 and only when a log is converted) from the bytes whose sha256 is recorded, so the
 documents describe exactly the file that was hashed. The layout is in `docs/inspect.md`:
-`runs.jsonl`, `samples.jsonl`, `scores.jsonl`, `usage.jsonl`, `sources.jsonl` and a
-`rulecheck.yaml` naming the protocol. Every line is canonical JSON, every document is
+`runs.jsonl`, `samples.jsonl`, `scores.jsonl`, `usage.jsonl`, `tools.jsonl`, `sources.jsonl`
+and a `rulecheck.yaml` naming the protocol. Every line is canonical JSON, every document is
 sorted, so the same logs always give the same bytes. This module knows inspect_ai's
 format and nothing of any protocol: the thresholds live in rule files.
 """
@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +27,8 @@ from engine.limits import read_input, shown_path
 from engine.report.export import ExportedFile
 
 DEFAULT_PROTOCOL = "inspect_eval"
+PAIRED_PROTOCOL = "inspect_paired"
+DOCUMENTS = ("runs", "samples", "scores", "usage", "tools", "sources")
 _FORMATS = {".eval": "eval", ".json": "json"}
 _USAGE_FIELDS = (
     ("input_tokens", "input_tokens"),
@@ -44,6 +48,7 @@ class Converted:
     samples: list[dict[str, Any]]
     scores: list[dict[str, Any]]
     usage: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
     sources: list[dict[str, Any]]
 
 
@@ -108,8 +113,10 @@ def _dump(value: Any) -> Any:
 
 def decimal_text(value: Any) -> str | None:
     """A number as exact decimal text (`0.7`, never `7e-1`), the form `attr ... as text`
-    reads; None for anything else."""
+    reads; None for anything else, a boolean, NaN and the infinities included."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     text = format(Decimal(repr(value)), "f")
     if "." in text:
@@ -140,15 +147,34 @@ def _dataset_sha256(log: Any) -> str | None:
     return hashlib.sha256(canonical_json(items)).hexdigest()
 
 
-def _run(log: Any, run_id: str, source: str, digest: str) -> dict[str, Any]:
+def _model_roles(spec: Any) -> dict[str, str]:
+    """Each model role of the run (`grader`...) and the model it was bound to."""
+    roles = spec.model_roles or {}
+    return {str(role): str(getattr(bound, "model", bound)) for role, bound in roles.items()}
+
+
+def _solver(log: Any) -> str | None:
+    """The solver chain the run used: its plan's solver names, in order, joined by `, `."""
+    steps = getattr(log.plan, "steps", None) or []
+    return ", ".join(str(step.solver) for step in steps) or None
+
+
+def _run(log: Any, run_id: str, source: str, digest: str, arm: str | None) -> dict[str, Any]:
     spec = log.eval
     config = _generate_config(log)
     revision = spec.revision
+    results = log.results
+    limits = {
+        name: _dump(getattr(spec.config, name, None))
+        for name in ("message_limit", "token_limit", "turn_limit", "time_limit", "working_limit")
+    }
     return {
         "id": run_id,
+        "arm": arm,
         "source": source,
         "source_sha256": digest,
         "status": log.status,
+        "error": log.error.message if log.error is not None else None,
         "task": spec.task,
         "task_id": spec.task_id,
         "task_version": _text(spec.task_version),
@@ -156,6 +182,8 @@ def _run(log: Any, run_id: str, source: str, digest: str) -> dict[str, Any]:
         "revision_commit": revision.commit if revision is not None else None,
         "revision_dirty": revision.dirty if revision is not None else None,
         "model": spec.model,
+        "model_roles": _model_roles(spec),
+        "solver": _solver(log),
         "temperature": decimal_text(config.get("temperature")),
         "generate_config": config,
         "dataset_name": spec.dataset.name,
@@ -168,6 +196,12 @@ def _run(log: Any, run_id: str, source: str, digest: str) -> dict[str, Any]:
         "fail_on_error": _dump(spec.config.fail_on_error),
         "inspect_ai_version": (spec.packages or {}).get("inspect_ai"),
         "headline_scorer": _headline(log),
+        "scorers": sorted({str(s.scorer) for s in (results.scores if results else [])}),
+        "total_samples": results.total_samples if results is not None else None,
+        "completed_samples": results.completed_samples if results is not None else None,
+        "limits": {name: value for name, value in limits.items() if value is not None},
+        "tags": [str(tag) for tag in spec.tags or []],
+        "metadata": _dump(spec.metadata) or {},
     }
 
 
@@ -186,27 +220,63 @@ def _usage_record(sample_key: str, attempt: int, order: int, event: Any) -> dict
         "attempt": attempt,
         "order": order,
         "model": event.model,
+        "role": event.role,
         "error": _text(event.error),
+        "cache": event.cache,
+        "provider_retries": event.retries,
+        "working_time": decimal_text(event.working_time),
     }
     for name, field in _USAGE_FIELDS:
         record[name] = getattr(usage, field, None) if usage is not None else None
     return record
 
 
-def _model_calls(sample_key: str, attempt: int, events: Any) -> list[dict[str, Any]]:
-    calls = [e for e in events or [] if getattr(e, "event", None) == "model"]
-    return [_usage_record(sample_key, attempt, n, e) for n, e in enumerate(calls, start=1)]
+def _tool_record(sample_key: str, attempt: int, order: int, event: Any) -> dict[str, Any]:
+    error = event.error
+    return {
+        "id": f"{sample_key}/{attempt}/{order}",
+        "sample": sample_key,
+        "attempt": attempt,
+        "order": order,
+        "function": event.function,
+        "error_type": error.type if error is not None else None,
+        "error": error.message if error is not None else None,
+        "working_time": decimal_text(event.working_time),
+    }
 
 
-def _sample(run_id: str, sample: Any) -> tuple[dict[str, Any], list[Any], list[Any]]:
+def _events(events: Any, kind: str) -> list[Any]:
+    return [e for e in events or [] if getattr(e, "event", None) == kind]
+
+
+def _numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for sequence, record in enumerate(records, start=1):  # the order they happened in
+        record["sequence"] = sequence
+    return records
+
+
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    record: dict[str, Any]
+    scores: list[dict[str, Any]]
+    usage: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+
+
+def _sample(run: dict[str, Any], sample: Any) -> _Sample:
+    run_id = run["id"]
     key = f"{run_id}/{sample.id}/{sample.epoch}"
     retries = sample.error_retries or []
+    attempts = [*(failed.events for failed in retries), sample.events]
     usage: list[dict[str, Any]] = []
-    for attempt, failed in enumerate(retries, start=1):
-        usage += _model_calls(key, attempt, failed.events)
-    usage += _model_calls(key, len(retries) + 1, sample.events)
-    for sequence, call in enumerate(usage, start=1):  # the order calls were made in
-        call["sequence"] = sequence
+    tools: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    for attempt, events in enumerate(attempts, start=1):
+        models, calls = _events(events, "model"), _events(events, "tool")
+        usage += [_usage_record(key, attempt, n, e) for n, e in enumerate(models, start=1)]
+        tools += [_tool_record(key, attempt, n, e) for n, e in enumerate(calls, start=1)]
+        counts.update(str(getattr(e, "event", "unknown")) for e in events or [])
+    limit = sample.limit
     scores = [
         {
             "id": f"{key}/{name}",
@@ -221,33 +291,82 @@ def _sample(run_id: str, sample: Any) -> tuple[dict[str, Any], list[Any], list[A
     record = {
         "id": key,
         "run": run_id,
+        "arm": run["arm"],
+        "task": run["task"],
         "sample_id": str(sample.id),
         "epoch": sample.epoch,
         "error": sample.error.message if sample.error is not None else None,
         "retries": len(retries),
         "retry_errors": [r.message for r in retries],
         "attempts": len(retries) + 1,
-        "limit": _dump(sample.limit),
+        "limit": _dump(limit),
+        "limit_type": str(limit.type) if limit is not None else None,
         "scorers": [s["scorer"] for s in scores],
         "total_tokens": sum(u["total_tokens"] or 0 for u in usage),
         "model_calls": len(usage),
+        "tool_calls": len(tools),
+        "tool_errors": sum(1 for t in tools if t["error_type"] is not None),
+        "events": dict(sorted(counts.items())),
+        "total_time": decimal_text(sample.total_time),
+        "working_time": decimal_text(sample.working_time),
     }
-    return record, scores, usage
+    return _Sample(record, scores, _numbered(usage), _numbered(tools))
 
 
-def convert(path: Path) -> Converted:
-    """The records of the log at `path` (see `read_log` for what is refused)."""
+def convert(path: Path, arm: str | None = None) -> Converted:
+    """The records of the log at `path`, its run and samples marked with `arm` (see
+    `read_log` for what is refused)."""
     log, data = read_log(path)
     digest = hashlib.sha256(data).hexdigest()
     run_id = str(log.eval.eval_id)
-    samples, scores, usage = [], [], []
+    run = _run(log, run_id, path.name, digest, arm)
+    converted = Converted([run], [], [], [], [], [])
     for sample in log.samples or []:
-        record, sample_scores, sample_usage = _sample(run_id, sample)
-        samples.append(record)
-        scores += sample_scores
-        usage += sample_usage
-    source = {"id": run_id, "file": path.name, "sha256": digest, "bytes": len(data)}
-    return Converted([_run(log, run_id, path.name, digest)], samples, scores, usage, [source])
+        found = _sample(run, sample)
+        converted.samples.append(found.record)
+        converted.scores.extend(found.scores)
+        converted.usage.extend(found.usage)
+        converted.tools.extend(found.tools)
+    converted.sources.append(
+        {"id": run_id, "file": path.name, "sha256": digest, "bytes": len(data)}
+    )
+    return converted
+
+
+def parse_arms(given: tuple[str, ...] | list[str]) -> dict[Path, str]:
+    """The arm of each log, from `--arm ARM=LOG` options.
+
+    Raises:
+        RulecheckError: exit 2 (`INSPECT_ARM`) for an option without `=`, an empty or
+            malformed arm name, or one log given two arms.
+    """
+    arms: dict[Path, str] = {}
+    for option in given:
+        name, sep, log = option.partition("=")
+        if not sep or not log or not name or not name.replace("_", "").replace("-", "").isalnum():
+            message = f"`--arm {option}` is not ARM=LOG with a plain arm name"
+            raise RulecheckError(
+                [
+                    Diagnostic(
+                        "INSPECT_ARM",
+                        message,
+                        Location("--arm"),
+                        hint="name each arm with letters, digits, `_` or `-`: "
+                        "`--arm baseline=runs/base.eval`",
+                    )
+                ],
+                ExitCode.USAGE,
+            )
+        path = Path(log)
+        if path in arms and arms[path] != name:
+            raise _refused(
+                "INSPECT_ARM",
+                path,
+                f"`{shown_path(path)}` is given as the arm `{arms[path]}` and as `{name}`",
+                hint="a log is one arm",
+            )
+        arms[path] = name
+    return arms
 
 
 def _jsonl(records: list[dict[str, Any]]) -> bytes:
@@ -255,17 +374,22 @@ def _jsonl(records: list[dict[str, Any]]) -> bytes:
     return b"".join(canonical_json(r) + b"\n" for r in ordered)
 
 
-def import_files(logs: list[Path], protocol: str = DEFAULT_PROTOCOL) -> list[ExportedFile]:
-    """The files of the imported folder, for `engine.report.export.write_files`.
+def import_files(
+    logs: list[Path],
+    protocol: str = DEFAULT_PROTOCOL,
+    arms: dict[Path, str] | None = None,
+) -> list[ExportedFile]:
+    """The files of the imported folder, for `engine.report.export.write_files`; `arms`
+    names the arm of each log it holds (the others have none).
 
     Raises:
         RulecheckError: exit 2 for the first log that cannot be read, or for two logs of one
             run (the same eval id), which would make every record of it twice.
     """
-    merged = Converted([], [], [], [], [])
+    merged = Converted([], [], [], [], [], [])
     seen: dict[str, Path] = {}
     for path in logs:
-        converted = convert(path)
+        converted = convert(path, (arms or {}).get(path))
         run_id = converted.runs[0]["id"]
         if run_id in seen:
             raise _refused(
@@ -276,11 +400,8 @@ def import_files(logs: list[Path], protocol: str = DEFAULT_PROTOCOL) -> list[Exp
                 hint="import each run once",
             )
         seen[run_id] = path
-        for name in ("runs", "samples", "scores", "usage", "sources"):
+        for name in DOCUMENTS:
             getattr(merged, name).extend(getattr(converted, name))
-    documents = {
-        f"{name}.jsonl": _jsonl(getattr(merged, name))
-        for name in ("runs", "samples", "scores", "usage", "sources")
-    }
+    documents = {f"{name}.jsonl": _jsonl(getattr(merged, name)) for name in DOCUMENTS}
     documents["rulecheck.yaml"] = f"protocol: {protocol}\n".encode()
     return [ExportedFile(name, documents[name]) for name in sorted(documents)]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,22 +39,65 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _import(out: Path, *paths: Path) -> CliRun:
-    run = CliRun(["import", "inspect", *map(str, paths), "--out", str(out), "--format", "json"])
+def _import(out: Path, *paths: Path, arms: dict[str, Path] | None = None) -> CliRun:
+    arm_options = [f"--arm={arm}={path}" for arm, path in (arms or {}).items()]
+    run = CliRun(
+        ["import", "inspect", *map(str, paths), *arm_options, "--out", str(out), "--format", "json"]
+    )
     run.assert_clean()
     return run
 
 
-def _check(bundle: Path) -> CliRun:
-    run = CliRun(["check", str(bundle), "--rules", str(PACK), "--format", "json"])
+def _check(bundle: Path, rules: Path = PACK) -> CliRun:
+    run = CliRun(["check", str(bundle), "--rules", str(rules), "--format", "json"])
     run.assert_clean()
     return run
 
 
-def _imported_check(logs: Path, tmp_path: Path, case: str) -> CliRun:
+def _imported_check(logs: Path, tmp_path: Path, case: str, rules: Path = PACK) -> CliRun:
     bundle = tmp_path / case
     assert _import(bundle, logs / case).exit_code == 0
-    return _check(bundle)
+    return _check(bundle, rules)
+
+
+def _pack(tmp_path: Path, **constants: str) -> Path:
+    """A copy of the pack with some constants set, as a user edits them."""
+    folder = tmp_path / "pack"
+    shutil.copytree(PACK, folder, dirs_exist_ok=True)
+    for path in folder.glob("*.rules"):
+        text = path.read_text()
+        for name, value in constants.items():
+            text = re.sub(rf"^const {name} = .*$", f"const {name} = {value}", text, flags=re.M)
+        path.write_text(text)
+    for name in constants:
+        assert any(f"const {name} = " in p.read_text() for p in folder.glob("*.rules")), name
+    return folder
+
+
+def _records(bundle: Path, document: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (bundle / f"{document}.jsonl").read_text().splitlines()]
+
+
+def _verdict(run: CliRun) -> tuple[int, bool, str]:
+    return run.exit_code, run.data["admitted"], run.data["verdict"]
+
+
+def _located(
+    run: CliRun, code: str, document: str, rule: str | None = None
+) -> list[dict[str, Any]]:
+    """The violations of `code` (by `rule`), each located at a line of `document`."""
+    found = [v for v in _violations(run).get(code, []) if rule in (None, v["rule"])]
+    assert found, run.data["violations"]
+    for violation in found:
+        location = violation["location"]
+        assert location["document"] == document, violation
+        assert location["file"].endswith(f"{document}.jsonl") and location["line"] >= 1
+    return found
+
+
+def _gate(run: CliRun, name: str) -> list[tuple[list[str], Any, bool]]:
+    gate = next(g for g in run.data["gates"] if g["name"] == name)
+    return [(o["ids"], o.get("observed"), o["passed"]) for o in gate["observations"]]
 
 
 def _violations(run: CliRun) -> dict[str, list[dict[str, Any]]]:
@@ -92,7 +137,7 @@ def test_an_admitted_run_below_the_bar_gets_its_verdict(logs: Path, tmp_path: Pa
     run = _imported_check(logs, tmp_path, "below_bar.eval")
     assert run.exit_code == 0
     assert (run.data["admitted"], run.data["verdict"]) == (True, "BELOW_BAR")
-    gate = next(g for g in run.data["gates"] if g["name"] == "accuracy_met")
+    gate = next(g for g in run.data["gates"] if g["name"] == "score_met")
     assert gate["observations"][0]["observed"] == "1/2"  # exact, not 0.5 as a float
 
 
@@ -101,7 +146,7 @@ def test_an_admitted_run_below_the_bar_gets_its_verdict(logs: Path, tmp_path: Pa
     [
         ("other_model.eval", "WRONG_MODEL", "runs", "run_model_pinned"),
         ("other_temperature.eval", "WRONG_TEMPERATURE", "runs", "temperature_pinned"),
-        ("other_version.eval", "WRONG_TASK", "runs", "task_pinned"),
+        ("other_version.eval", "WRONG_TASK", "runs", "task_planned"),
         ("missing_sample.eval", "SAMPLE_MISSING", "runs", "planned_samples_present"),
         ("missing_sample.eval", "WRONG_DATASET", "runs", "dataset_pinned"),
         ("sample_error.eval", "SAMPLE_ERROR", "samples", "sample_without_error"),
@@ -148,7 +193,7 @@ def test_the_import_is_deterministic_and_records_each_logs_sha256(
     names = sorted(p.name for p in first.iterdir())
     assert names == [
         "rulecheck.yaml", "runs.jsonl", "samples.jsonl", "scores.jsonl", "sources.jsonl",
-        "usage.jsonl",
+        "tools.jsonl", "usage.jsonl",
     ]  # fmt: skip
     for name in names:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
@@ -239,3 +284,270 @@ def test_the_pack_lints_clean_is_formatted_and_stays_out_of_the_default_rules() 
     assert CliRun(["fmt", "--check", str(PACK)]).exit_code == 0
     shown = CliRun(["show", "pinned_model"])  # the default rules: no subfolder is loaded
     assert shown.exit_code == 2
+
+
+# ---- what users produce: epochs, scorers, errors, partial runs, limits, tools, graders ----
+
+WITH_TOOLS = {"pinned_solver": '"use_tools, generate"', "allowed_tools": '{"add"}'}
+
+
+def test_several_epochs_are_each_a_sample_and_count_in_the_mean(logs: Path, tmp_path: Path) -> None:
+    refused = _imported_check(logs, tmp_path, "epochs.eval")
+    assert _verdict(refused) == (1, False, "INVALID")  # the pack plans one epoch
+    _located(refused, "EPOCHS_NOT_PLANNED", "runs")
+    assert len(_located(refused, "SAMPLE_NOT_PLANNED", "samples")) == 4  # every epoch 2
+    run = _check(tmp_path / "epochs.eval", _pack(tmp_path, planned_epochs="2"))
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "score_met") == [(["arith"], "7/8", True)]  # q1 wrong in epoch 2
+    samples = _records(tmp_path / "epochs.eval", "samples")
+    assert sorted((s["sample_id"], s["epoch"]) for s in samples)[:2] == [("q1", 1), ("q1", 2)]
+
+
+def test_several_scorers_each_keep_their_value_and_the_pack_reads_the_one_registered(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _imported_check(logs, tmp_path, "scorers.eval")
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "score_met") == [(["arith"], "3/4", True)]
+    scores = {
+        (s["sample"].split("/")[1], s["scorer"]): s
+        for s in _records(tmp_path / "scorers.eval", "scores")
+    }
+    assert scores[("q2", "match")]["value_text"] == "I"
+    assert scores[("q2", "closeness")]["value_number"] == "0.5"
+    assert scores[("q2", "parts")]["value"] == {"exact": 0, "length": 1}
+    assert scores[("q2", "parts")]["value_number"] is scores[("q2", "parts")]["value_text"] is None
+    numeric = _check(tmp_path / "scorers.eval", _pack(tmp_path, scorer='"closeness"'))
+    assert _gate(numeric, "score_met") == [(["arith"], "7/8", True)]  # 1 + 1/2 + 1 + 1, exact
+
+
+def test_a_score_the_pack_cannot_count_is_refused_never_passed(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(logs, tmp_path, "scorers.eval", _pack(tmp_path, scorer='"parts"'))
+    assert _verdict(run) == (1, False, "INVALID")
+    assert len(_located(run, "SCORE_UNREADABLE", "scores")) == 4
+
+
+def test_a_call_without_a_token_count_is_refused_not_counted_as_zero(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _imported_check(logs, tmp_path, "no_usage.eval")
+    assert _verdict(run) == (1, False, "INVALID")
+    assert len(_located(run, "TOKENS_NOT_REPORTED", "usage")) == 1
+
+
+@pytest.mark.parametrize("case", ["run_error.eval", "run_error.json"])
+def test_a_run_that_stopped_on_an_error_is_refused_with_what_it_holds(
+    logs: Path, tmp_path: Path, case: str
+) -> None:
+    run = _imported_check(logs, tmp_path, case)
+    assert _verdict(run) == (1, False, "INVALID")
+    _located(run, "RUN_NOT_COMPLETE", "runs")
+    _located(run, "SAMPLE_ERROR", "samples")
+    (record,) = _records(tmp_path / case, "runs")
+    assert (record["status"], record["error"]) == (
+        "error",
+        "RuntimeError('provider unavailable for q3')",
+    )
+    assert record["completed_samples"] is None  # inspect_ai wrote no results
+    assert len(_records(tmp_path / case, "samples")) == 4  # nothing it holds is dropped
+
+
+def test_an_interrupted_run_is_refused_and_its_missing_samples_named(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _imported_check(logs, tmp_path, "interrupted.eval")
+    assert _verdict(run) == (1, False, "INVALID")
+    _located(run, "RUN_NOT_COMPLETE", "runs")
+    missing = _located(run, "SAMPLE_MISSING", "runs")
+    assert len(missing) == 2  # q3 and q4 never ran
+    assert [s["sample_id"] for s in _records(tmp_path / "interrupted.eval", "samples")] == [
+        "q1",
+        "q2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "sample"),
+    [("token_limit.eval", "token", "q1"), ("message_limit.eval", "message", "q1"),
+     ("time_limit.eval", "time", "q4")],
+)  # fmt: skip
+def test_a_sample_that_hit_a_limit_is_refused_unless_the_pack_allows_that_limit(
+    logs: Path, tmp_path: Path, case: str, kind: str, sample: str
+) -> None:
+    run = _imported_check(logs, tmp_path, case, _pack(tmp_path, **WITH_TOOLS))
+    assert _verdict(run) == (1, False, "INVALID")
+    (hit,) = _located(run, "SAMPLE_LIMIT", "samples")
+    assert hit["ids"][0].endswith(f"/{sample}/1")
+    record = next(s for s in _records(tmp_path / case, "samples") if s["sample_id"] == sample)
+    assert record["limit_type"] == kind and record["limit"]["type"] == kind
+    allowed = _pack(tmp_path, **WITH_TOOLS, allowed_limits=f'{{"{kind}"}}')
+    run = _check(tmp_path / case, allowed)
+    assert _verdict(run) == (0, True, "MEETS_BAR")  # the sample scored as it stood: 3/4
+    assert _gate(run, "score_met") == [(["arith"], "3/4", True)]
+
+
+def test_tool_calls_and_their_errors_are_imported_and_judged(logs: Path, tmp_path: Path) -> None:
+    refused = _imported_check(logs, tmp_path, "tools.eval")
+    assert _verdict(refused) == (1, False, "INVALID")
+    _located(refused, "WRONG_SOLVER", "runs")
+    assert len(_located(refused, "TOOL_NOT_ALLOWED", "samples")) == 4
+    tools = _records(tmp_path / "tools.eval", "tools")
+    assert [(t["function"], t["error_type"]) for t in tools].count(("add", None)) == 3
+    failed = next(t for t in tools if t["error"] is not None)
+    assert (failed["error_type"], failed["error"]) == ("unknown", "the adder refuses 2")
+    samples = {s["sample_id"]: s for s in _records(tmp_path / "tools.eval", "samples")}
+    assert (samples["q2"]["tool_calls"], samples["q2"]["tool_errors"]) == (1, 1)
+    assert samples["q2"]["events"]["tool"] == 1 and samples["q2"]["events"]["model"] == 2
+    run = _check(tmp_path / "tools.eval", _pack(tmp_path, **WITH_TOOLS))
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    strict = _check(
+        tmp_path / "tools.eval", _pack(tmp_path, **WITH_TOOLS, max_tool_errors_per_sample="0")
+    )
+    assert _verdict(strict) == (1, False, "INVALID")
+    (error,) = _located(strict, "TOOL_ERRORS", "samples")
+    assert error["ids"][0].endswith("/q2/1")
+
+
+def test_a_grader_model_is_pinned_by_its_role(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(logs, tmp_path, "grader.eval")
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    calls = _records(tmp_path / "grader.eval", "usage")
+    assert sorted({(c["model"], c["role"]) for c in calls}, key=str) == [
+        ("mockllm/grader", "grader"),
+        ("mockllm/model", None),
+    ]
+    (record,) = _records(tmp_path / "grader.eval", "runs")
+    assert record["model_roles"] == {"grader": "mockllm/grader"}
+    other = _imported_check(logs, tmp_path, "other_grader.eval")
+    assert _verdict(other) == (1, False, "INVALID")
+    assert len(_located(other, "WRONG_MODEL", "usage")) == 4  # each grader call, not the run
+    unpinned = _check(
+        tmp_path / "grader.eval", _pack(tmp_path, pinned_roles='{"judge": "mockllm/grader"}')
+    )
+    assert len(_located(unpinned, "WRONG_MODEL", "usage")) == 4
+
+
+# ---- a run of several tasks: one gate per task -------------------------------------------
+
+
+def _two_task_pack(logs: Path, tmp_path: Path, hard_bar: str = "50 %") -> tuple[Path, Path]:
+    bundle = tmp_path / "two_tasks"
+    _import(bundle, logs / "two_tasks-arith.eval", logs / "two_tasks-hard.eval")
+    hashes = {r["task"]: r["dataset_sha256"] for r in _records(bundle, "runs")}  # a pilot
+    pack = _pack(
+        tmp_path,
+        planned_tasks='{"arith": "1", "hard": "1"}',
+        pinned_dataset_sha256=f'{{"arith": "{hashes["arith"]}", "hard": "{hashes["hard"]}"}}',
+        planned_samples='{"arith": {"q1", "q2", "q3", "q4"}, "hard": {"h1", "h2"}}',
+        min_mean_score=f'{{"arith": 75 %, "hard": {hard_bar}}}',
+    )
+    return bundle, pack
+
+
+def test_each_task_of_a_run_of_many_has_its_own_gate(logs: Path, tmp_path: Path) -> None:
+    bundle, pack = _two_task_pack(logs, tmp_path)
+    run = _check(bundle, pack)
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "score_met") == [(["arith"], 1, True), (["hard"], "1/2", True)]
+    bundle, pack = _two_task_pack(logs, tmp_path / "strict", hard_bar="51 %")
+    run = _check(bundle, pack)
+    assert _verdict(run) == (0, True, "BELOW_BAR")
+    assert _gate(run, "score_met") == [(["arith"], 1, True), (["hard"], "1/2", False)]
+
+
+def test_a_planned_task_that_was_not_run_and_a_task_not_planned_are_refused(
+    logs: Path, tmp_path: Path
+) -> None:
+    _, pack = _two_task_pack(logs, tmp_path)
+    run = _imported_check(logs, tmp_path, "two_tasks-arith.eval", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    (missing,) = _violations(run)["TASK_MISSING"]
+    assert missing["ids"] == ["hard"]
+    extra = _imported_check(logs, tmp_path, "two_tasks-hard.eval")  # the pack plans arith only
+    assert _located(extra, "WRONG_TASK", "runs")
+
+
+# ---- two arms on the same samples --------------------------------------------------------
+
+
+def _paired(
+    logs: Path, tmp_path: Path, baseline: str, candidate: str, rules: Path = PACK
+) -> CliRun:
+    bundle = tmp_path / f"{baseline}-{candidate}"
+    arms = {"baseline": logs / f"{baseline}.eval", "candidate": logs / f"{candidate}.eval"}
+    imported = _import(bundle, arms=arms)
+    assert imported.exit_code == 0, imported.stdout
+    assert (bundle / "rulecheck.yaml").read_text() == "protocol: inspect_paired\n"
+    return _check(bundle, rules)
+
+
+def test_two_arms_are_paired_and_the_mean_difference_is_gated_exactly(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _paired(logs, tmp_path, "arm_base", "arm_cand")
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "difference_met") == [(["arith"], "1/4", True)]  # +1, 0, 0, 0
+    pairs = next(t for t in run.data["tables"] if t["name"] == "pairs")
+    assert [r["values"][1:] for r in pairs["rows"]] == [
+        ["q1", 1, 0, 1, 1], ["q2", 1, 0, 0, 0], ["q3", 1, 1, 1, 0], ["q4", 1, 1, 1, 0],
+    ]  # fmt: skip
+    samples = _records(tmp_path / "arm_base-arm_cand", "samples")
+    assert {s["arm"] for s in samples} == {"baseline", "candidate"}
+    higher = _pack(tmp_path, min_mean_difference='{"arith": 0.5}')
+    run = _paired(logs, tmp_path / "higher", "arm_base", "arm_cand", higher)
+    assert _verdict(run) == (0, True, "BELOW_BAR")
+    assert _gate(run, "difference_met") == [(["arith"], "1/4", False)]
+
+
+@pytest.mark.parametrize(
+    ("candidate", "arm", "sample"),
+    [("arm_cand_missing", "baseline", "q4"), ("arm_cand_extra", "candidate", "q5")],
+)
+def test_a_missing_or_extra_pair_is_refused_at_the_sample_without_partner(
+    logs: Path, tmp_path: Path, candidate: str, arm: str, sample: str
+) -> None:
+    run = _paired(logs, tmp_path, "arm_base", candidate)
+    assert _verdict(run) == (1, False, "INVALID")
+    (unpaired,) = _located(run, "PAIR_MISSING", "samples")
+    bundle = tmp_path / f"arm_base-{candidate}"
+    record = next(s for s in _records(bundle, "samples") if s["id"] == unpaired["ids"][0])
+    assert (record["arm"], record["sample_id"]) == (arm, sample)
+
+
+def test_arms_swapped_or_undeclared_are_refused(logs: Path, tmp_path: Path) -> None:
+    swapped = _paired(logs, tmp_path, "arm_cand", "arm_base")
+    assert _verdict(swapped) == (1, False, "INVALID")
+    assert len(_located(swapped, "WRONG_MODEL", "runs", "arm_model_pinned")) == 2
+    assert len(_located(swapped, "WRONG_MODEL", "usage", "arm_call_model_pinned")) == 8
+    bundle = tmp_path / "no_arms"
+    logs_without_arms = [str(logs / "arm_base.eval"), str(logs / "arm_cand.eval")]
+    imported = CliRun(
+        ["import", "inspect", *logs_without_arms, "--protocol", "inspect_paired", "--out",
+         str(bundle)]
+    )  # fmt: skip
+    assert imported.exit_code == 0
+    run = _check(bundle)
+    assert _verdict(run) == (1, False, "INVALID")
+    assert len(_located(run, "ARM_UNDECLARED", "runs")) == 2
+    assert sorted(v["ids"][0] for v in _violations(run)["ARM_MISSING"]) == [
+        "baseline",
+        "candidate",
+    ]
+
+
+@pytest.mark.parametrize("option", ["baseline", "=x.eval", "b a=x.eval", "baseline="])
+def test_a_malformed_arm_option_is_refused(tmp_path: Path, option: str) -> None:
+    out = tmp_path / "out"
+    run = CliRun(["import", "inspect", "--arm", option, "--out", str(out), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "INSPECT_ARM"
+    assert not out.exists()
+
+
+def test_one_log_given_two_arms_is_refused(logs: Path, tmp_path: Path) -> None:
+    log = logs / "arm_base.eval"
+    arms = ["--arm", f"baseline={log}", "--arm", f"candidate={log}"]
+    run = CliRun(["import", "inspect", *arms, "--out", str(tmp_path / "out"), "--format", "json"])
+    run.assert_clean()
+    _refusal(run, "INSPECT_ARM", log)

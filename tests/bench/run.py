@@ -367,6 +367,15 @@ def trials_section() -> str:
     return trials_bench.section((1_000, 2_000, 4_000, 10_000))
 
 
+@section("inspect")
+def inspect_section() -> str:
+    """`rulecheck import inspect` and `check` of a 10,000-sample inspect_ai log."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import inspect_bench
+
+    return inspect_bench.section(10_000)
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
