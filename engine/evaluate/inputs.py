@@ -20,6 +20,7 @@ from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
+from engine.gcpolicy import collector_paused
 from engine.graph.build import GraphSpec, build_graph
 
 
@@ -85,8 +86,9 @@ def evaluate_documents(
             what the kinds declare (a value of another type, records that are not there).
     """
     check_inputs(program, graph, documents.keys(), optional)
-    ctx = documents_context(program.graph(graph), program, documents, root, nested)
-    evaluation = program.evaluate(graph, ctx, frozenset(documents), done)
+    with collector_paused():  # see engine/gcpolicy.py
+        ctx = documents_context(program.graph(graph), program, documents, root, nested)
+        evaluation = program.evaluate(graph, ctx, frozenset(documents), done)
     return GraphResult(
         graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
     )

@@ -37,6 +37,7 @@ from engine.evaluate.facts import Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
+from engine.gcpolicy import collector_paused
 from engine.graph.build import build_graph
 from engine.syntax import ast
 
@@ -128,6 +129,16 @@ class NestedChecker:
             RulecheckError: exit 2 for a file that cannot be read, when
                 `unreadable_is_usage`.
         """
+        with collector_paused():  # see engine/gcpolicy.py
+            return self._check_files(decl, files, given, root)
+
+    def _check_files(
+        self,
+        decl: ast.ProtocolDecl,
+        files: Mapping[str, Path],
+        given: Mapping[str, Any],
+        root: Path | None,
+    ) -> FilesCheck:
         documents: dict[str, Any] = {}
         loaded: dict[str, Document] = {}
         problems: list[Diagnostic] = []

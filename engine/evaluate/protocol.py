@@ -28,6 +28,7 @@ from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
 from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
+from engine.gcpolicy import collector_paused
 from engine.syntax import ast
 
 
@@ -134,8 +135,13 @@ def _check_pin(program: Program, root: Path, chosen: str, pinned: dict[str, str]
 
 def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) -> ProtocolResult:
     """Load the bundle's documents, derive the derived ones in order, and evaluate the
-    protocol's graph over them all."""
+    protocol's graph over them all (the cyclic collector paused: see engine/gcpolicy.py)."""
     _refuse_given(protocol)
+    with collector_paused():
+        return _evaluate_protocol(program, root, protocol)
+
+
+def _evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) -> ProtocolResult:
     bundle = load_protocol_bundle(root, protocol)
     optional = frozenset(d.name.text for d in protocol.documents if d.optional)
     graph_name = protocol.graph[0].text

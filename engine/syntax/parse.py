@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -24,6 +22,7 @@ from lark.exceptions import (
 )
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
 from engine.resources import shipped
 from engine.syntax import ast
@@ -84,7 +83,7 @@ class _Parser:
         self.lock = threading.Lock()
 
     def parse(self, text: str, path: str) -> ast.RuleFile:
-        with self.lock, _gc_paused():  # the builder holds the path of the file being parsed
+        with self.lock, collector_paused():  # the builder holds the path of the file being parsed
             self.builder.path = path
             result = self.lark.parse(text)
         return _unplace(result)  # type: ignore[no-any-return]
@@ -93,19 +92,6 @@ class _Parser:
 @cache
 def _parser() -> _Parser:
     return _Parser()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Parsing allocates many small objects and frees them all by reference counting; the
-    cyclic collector would only walk them again and again (a third of the parse time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def parse_text(text: str, path: str) -> ast.RuleFile:
