@@ -78,8 +78,10 @@ def evaluate_documents(
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
     done: Mapping[str, TableResult] | None = None,
+    tables: Collection[str] | None = None,
 ) -> GraphResult:
-    """Build graph `graph` from the documents and run every rule of it.
+    """Build graph `graph` from the documents and run every rule of it (of its tables,
+    only those in `tables` when given).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
@@ -88,7 +90,7 @@ def evaluate_documents(
     check_inputs(program, graph, documents.keys(), optional)
     with collector_paused():  # see engine/gcpolicy.py
         ctx = documents_context(program.graph(graph), program, documents, root, nested)
-        evaluation = program.evaluate(graph, ctx, frozenset(documents), done)
+        evaluation = program.evaluate(graph, ctx, frozenset(documents), done, tables)
     return GraphResult(
         graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
     )
