@@ -83,6 +83,7 @@ class NestedChecker:
     _results: dict[bytes, Any] = field(default_factory=dict)
     # each document clause's schema, read once per evaluation (not once per document)
     _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
+    _real_root: list[str | None] = field(default_factory=list)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
@@ -106,7 +107,9 @@ class NestedChecker:
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            path = paths.regular_file(self.root, relative)
+            if not self._real_root:  # the bundle folder resolved once per evaluation
+                self._real_root.append(paths.real_root(self.root))
+            path = paths.regular_file(self.root, relative, self._real_root[0])
             if path is not None:
                 found[clause.name.text] = path
             elif not clause.optional:
