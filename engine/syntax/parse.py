@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Token, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -26,6 +26,7 @@ from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
 from engine.resources import shipped
 from engine.syntax import ast
+from engine.syntax.tables import lalr_parser
 from engine.textlines import normalize_newlines
 
 GRAMMAR_FILE = "rules.lark"
@@ -72,13 +73,12 @@ class _Parser:
 
     def __init__(self) -> None:
         self.builder = _Builder()
-        self.lark = Lark(
+        self.lark = lalr_parser(  # the tables cached per grammar (engine/syntax/tables.py)
             grammar_text(),
-            parser="lalr",
+            _Callbacks(self.builder),
             lexer="contextual",
             keep_all_tokens=True,
             maybe_placeholders=True,
-            transformer=_Callbacks(self.builder),
         )
         self.lock = threading.Lock()
 
