@@ -8,7 +8,7 @@ what the loader kept, never written into the user's records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ class Facts:
 
     ruleset_hash: str = ""
     root: Path | None = None
-    records: Mapping[str, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+    records: Mapping[str, Sequence[tuple[int, bytes]]] = field(default_factory=dict)
     # per document of many files, the sha256 of each of its files, in its order
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `check(PROTOCOL, files, given)`: runs a protocol on files of this bundle (None outside one)
