@@ -497,10 +497,10 @@ def _protocol_run(
     program: Any, bundle: Path, protocol: Any, output_format: str, strict: bool
 ) -> tuple[str, int]:
     """The report of a protocol bundle and its exit code."""
-    from engine.evaluate.protocol import evaluate_protocol
+    from engine.evaluate.protocol import evaluate_protocol, reported_tables
     from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
 
-    found = evaluate_protocol(program, bundle, protocol)
+    found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
     if output_format == "json":
         text = to_json(protocol_json(found, strict))
     else:

@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.check import CheckedRuleset, check_rules
 from engine.errors import Diagnostic, ExitCode, RulecheckError, sorted_diagnostics
 from engine.freeze.hashing import HashedRuleset, hash_ruleset
+from engine.gcpolicy import collector_paused
 from engine.syntax.load import load_rule_files
 from engine.syntax.parse import grammar_version
 
@@ -23,9 +24,10 @@ class Ruleset:
 
 def lint_paths(paths: Sequence[Path]) -> tuple[CheckedRuleset, list[Diagnostic]]:
     """Parse and check rule files; returns every diagnostic, syntax errors included."""
-    files, syntax = load_rule_files(paths)
-    checked = check_rules(files)
-    return checked, sorted_diagnostics([*syntax, *checked.diagnostics])
+    with collector_paused():  # see engine/gcpolicy.py
+        files, syntax = load_rule_files(paths)
+        checked = check_rules(files)
+        return checked, sorted_diagnostics([*syntax, *checked.diagnostics])
 
 
 def load_ruleset(paths: Sequence[Path]) -> Ruleset:
@@ -34,8 +36,9 @@ def load_ruleset(paths: Sequence[Path]) -> Ruleset:
     Raises:
         RulecheckError: exit 1 with every diagnostic when any rule file has an error.
     """
-    checked, diagnostics = lint_paths(paths)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise RulecheckError(errors, ExitCode.REFUSED)
-    return Ruleset(checked, hash_ruleset(checked, grammar_version()))
+    with collector_paused():  # parsing, checking and hashing: see engine/gcpolicy.py
+        checked, diagnostics = lint_paths(paths)
+        errors = [d for d in diagnostics if d.severity == "error"]
+        if errors:
+            raise RulecheckError(errors, ExitCode.REFUSED)
+        return Ruleset(checked, hash_ruleset(checked, grammar_version()))

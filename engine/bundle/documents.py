@@ -9,10 +9,11 @@ into it was written, so a finding about `/claims/3` is reported at its line and 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
@@ -24,6 +25,87 @@ FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 # The format of a document derived from a table: its records were computed, not written,
 # so a finding about one is located by its pointer (and ids), never by a line.
 DERIVED_FORMAT = "table"
+
+
+class RecordLines(Sequence[tuple[int, bytes]]):
+    """Each JSON Lines record's physical line and bytes, as `(line, bytes)`, cut from the
+    document's bytes when asked for: a record's bytes are not held twice (as part of the
+    file and on their own), only three numbers per record."""
+
+    __slots__ = ("_raw", "_spans")
+
+    def __init__(self, raw: bytes, spans: Iterable[tuple[int, int, int]] = ()) -> None:
+        self._raw = raw
+        self._spans = array("q", [number for span in spans for number in span])
+
+    def __len__(self) -> int:
+        return len(self._spans) // 3
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, bytes]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[int, bytes]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("record index out of range")
+        line, start, end = self._spans[3 * index : 3 * index + 3]
+        return line, self._raw[start:end]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"RecordLines({len(self)} records)"
+
+
+class YamlPositions(Mapping[str, tuple[int, int]]):
+    """`yaml_positions` of a YAML document's bytes, computed when a position is first
+    asked for (to locate a finding): most documents are never asked, and the positions of
+    every value of a large document take more memory than its data."""
+
+    __slots__ = ("_file", "_found", "_raw")
+
+    def __init__(self, raw: bytes, file: str) -> None:
+        self._raw = raw
+        self._file = file
+        self._found: dict[str, tuple[int, int]] | None = None
+
+    def _positions(self) -> dict[str, tuple[int, int]]:
+        if self._found is None:
+            _value, root = parse_yaml(self._raw, self._file, "INPUT")  # it parsed before
+            self._found = yaml_positions(root)
+        return self._found
+
+    def __getitem__(self, pointer: str) -> tuple[int, int]:
+        return self._positions()[pointer]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions())
+
+    def __len__(self) -> int:
+        return len(self._positions())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return dict(self) == dict(other)
+
+    def __hash__(self) -> int:
+        return hash(self._raw)
+
+    def __repr__(self) -> str:
+        return f"YamlPositions({self._file!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +124,7 @@ class Document:
     format: str
     value: Any
     raw: bytes
-    record_lines: tuple[tuple[int, bytes], ...] = ()
+    record_lines: Sequence[tuple[int, bytes]] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     yaml_unquoted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # A document of many files (`notes/*.yaml`): one per file, in path order; `value` is
@@ -166,7 +248,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
             kind,
             value,
             raw,
-            yaml_positions=yaml_positions(root),
+            yaml_positions=YamlPositions(raw, file),
             yaml_unquoted=yaml_unquoted(root, raw.decode("utf-8")),
         )
     if kind == "json":
@@ -182,14 +264,16 @@ def load_document(name: str, path: Path, kind: str) -> Document:
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED)
     records: list[Any] = []
-    lines: list[tuple[int, bytes]] = []
+    spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
+    start = 0
     for number, line in enumerate(raw.split(b"\n"), start=1):
+        begin, start = start, start + len(line) + 1
         if not line.strip():
             continue
         try:
             records.append(loads_strict(line, file))
-            lines.append((number, line))
+            spans.append((number, begin, begin + len(line)))
         except RulecheckError as error:
             problems += [
                 Diagnostic(
@@ -201,7 +285,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
             ]
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
-    return Document(name, file, kind, records, raw, record_lines=tuple(lines))
+    return Document(name, file, kind, records, raw, record_lines=RecordLines(raw, spans))
 
 
 def document_of_files(name: str, pattern: str, kind: str, members: list[Document]) -> Document:

@@ -31,7 +31,7 @@ class Facts:
 
     ruleset_hash: str = ""
     root: Path | None = None
-    records: Mapping[str, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+    records: Mapping[str, Sequence[tuple[int, bytes]]] = field(default_factory=dict)
     # per document of many files, the sha256 of each of its files, in its order
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `check(PROTOCOL, files, given)`: runs a protocol on files of this bundle (None outside one)
@@ -41,12 +41,15 @@ class Facts:
     _read: dict[str, bytes | None] = field(default_factory=dict, compare=False, repr=False)
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     _digests: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+    _real_root: list[str | None] = field(default_factory=list, compare=False, repr=False)
 
     def file_path(self, relative: str) -> Path | None:
         """A regular file inside the bundle; None when it is absent or would leave it."""
         if self.root is None:
             return None
-        return paths.regular_file(self.root, relative)
+        if not self._real_root:  # the bundle folder resolved once per evaluation
+            self._real_root.append(paths.real_root(self.root))
+        return paths.regular_file(self.root, relative, self._real_root[0])
 
     def file_bytes(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits (the last

@@ -20,6 +20,7 @@ from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
+from engine.gcpolicy import collector_paused
 from engine.graph.build import GraphSpec, build_graph
 
 
@@ -77,16 +78,19 @@ def evaluate_documents(
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
     done: Mapping[str, TableResult] | None = None,
+    tables: Collection[str] | None = None,
 ) -> GraphResult:
-    """Build graph `graph` from the documents and run every rule of it.
+    """Build graph `graph` from the documents and run every rule of it (of its tables,
+    only those in `tables` when given).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
             what the kinds declare (a value of another type, records that are not there).
     """
     check_inputs(program, graph, documents.keys(), optional)
-    ctx = documents_context(program.graph(graph), program, documents, root, nested)
-    evaluation = program.evaluate(graph, ctx, frozenset(documents), done)
+    with collector_paused():  # see engine/gcpolicy.py
+        ctx = documents_context(program.graph(graph), program, documents, root, nested)
+        evaluation = program.evaluate(graph, ctx, frozenset(documents), done, tables)
     return GraphResult(
         graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
     )

@@ -37,6 +37,7 @@ from engine.evaluate.facts import Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
+from engine.gcpolicy import collector_paused
 from engine.graph.build import build_graph
 from engine.syntax import ast
 
@@ -91,6 +92,7 @@ class NestedChecker:
     _results: dict[bytes, Any] = field(default_factory=dict)
     # each document clause's schema, read once per evaluation (not once per document)
     _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
+    _real_root: list[str | None] = field(default_factory=list)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
@@ -114,7 +116,9 @@ class NestedChecker:
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            path = paths.regular_file(self.root, relative)
+            if not self._real_root:  # the bundle folder resolved once per evaluation
+                self._real_root.append(paths.real_root(self.root))
+            path = paths.regular_file(self.root, relative, self._real_root[0])
             if path is not None:
                 found[clause.name.text] = path
             elif not clause.optional:
@@ -137,6 +141,16 @@ class NestedChecker:
             RulecheckError: exit 2 for a file that cannot be read, when
                 `unreadable_is_usage`.
         """
+        with collector_paused():  # see engine/gcpolicy.py
+            return self._check_files(decl, files, given, root)
+
+    def _check_files(
+        self,
+        decl: ast.ProtocolDecl,
+        files: Mapping[str, Path],
+        given: Mapping[str, Any],
+        root: Path | None,
+    ) -> FilesCheck:
         if files_missing(decl, files):
             return _NOT_CHECKED
         documents: dict[str, Any] = {}

@@ -9,7 +9,7 @@ outcome of each link rule, budget and gate is then available to every later rule
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,16 +177,23 @@ class Program:
         ctx: Context,
         subject: str | frozenset[str] | None = None,
         done: Mapping[str, TableResult] | None = None,
+        tables: Collection[str] | None = None,
     ) -> Evaluation:
         """Run every rule of graph `graph` on `ctx`, each after the rules it reads. A table
-        in `done` (one a derived document was made from) is reported as it was computed."""
+        in `done` (one a derived document was made from) is reported as it was computed.
+        With `tables`, only the tables named there are computed (no rule reads a table's
+        rows, so a table no one reports need not be held)."""
         run = _Run()
         for step in self.schedule:
             if graph not in self.graphs[_step_name(step)]:
                 continue
-            if done and isinstance(step, CompiledTable) and step.decl.name.text in done:
-                run.tables.append(done[step.decl.name.text])
-                continue
+            if isinstance(step, CompiledTable):
+                name = step.decl.name.text
+                if done and name in done:
+                    run.tables.append(done[name])
+                    continue
+                if tables is not None and name not in tables:
+                    continue
             _run_step(step, ctx, subject, run)
         return Evaluation(
             tuple(run.violations),

@@ -8,7 +8,7 @@ the verdict decision and the report tables.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
 from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
+from engine.gcpolicy import collector_paused
 from engine.syntax import ast
 
 
@@ -152,10 +153,33 @@ def _check_pin(program: Program, root: Path, chosen: str, pinned: dict[str, str]
         raise RulecheckError(problems, ExitCode.REFUSED)
 
 
-def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) -> ProtocolResult:
+def evaluate_protocol(
+    program: Program,
+    root: Path,
+    protocol: ast.ProtocolDecl,
+    tables: Collection[str] | None = None,
+) -> ProtocolResult:
     """Load the bundle's documents, derive the derived ones in order, and evaluate the
-    protocol's graph over them all."""
+    protocol's graph over them all (the cyclic collector paused: see engine/gcpolicy.py).
+    With `tables`, of the graph's tables only those named there (and the ones derived
+    documents are made from) are computed: see `reported_tables`."""
     _refuse_given(protocol)
+    with collector_paused():
+        return _evaluate_protocol(program, root, protocol, tables)
+
+
+def reported_tables(protocol: ast.ProtocolDecl) -> frozenset[str] | None:
+    """The tables a protocol's report shows: those its `report` clause names, else (None)
+    every table of its graph."""
+    return frozenset(i.text for i in protocol.report) or None
+
+
+def _evaluate_protocol(
+    program: Program,
+    root: Path,
+    protocol: ast.ProtocolDecl,
+    tables: Collection[str] | None,
+) -> ProtocolResult:
     bundle = load_protocol_bundle(root, protocol)
     optional = frozenset(d.name.text for d in protocol.documents if d.optional)
     graph_name = protocol.graph[0].text
@@ -170,7 +194,7 @@ def evaluate_protocol(program: Program, root: Path, protocol: ast.ProtocolDecl) 
             documents[clause.name.text] = document
             done[table.name] = table
     bundle = dataclasses.replace(bundle, documents=documents)
-    graph = evaluate_documents(program, graph_name, documents, optional, root, nested, done)
+    graph = evaluate_documents(program, graph_name, documents, optional, root, nested, done, tables)
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)
 

@@ -159,7 +159,6 @@ class Graph:
     ids: dict[str, dict[str, NodeKey]]
     outgoing: dict[tuple[NodeKey, str], list[NodeKey]]
     incoming: dict[tuple[NodeKey, str], list[NodeKey]]
-    labels: dict[tuple[NodeKey, NodeKey], set[str]] = field(default_factory=dict)
     # What the documents did not hold as the kinds declare (see the module docstring).
     problems: tuple[Diagnostic, ...] = ()
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -171,10 +170,20 @@ class Graph:
             graph = nx.DiGraph()
             graph.add_nodes_from(self.attrs.items())
             graph.add_edges_from(
-                (u, v, {"labels": frozenset(ls)}) for (u, v), ls in self.labels.items()
+                (u, v, {"labels": frozenset(ls)}) for (u, v), ls in self.labels().items()
             )
             self._nx = graph
         return self._nx
+
+    def labels(self) -> dict[tuple[NodeKey, NodeKey], set[str]]:
+        """The labels of the edges from each node to each other, in the order the edges
+        were made (derived from `outgoing` when asked: a set per edge held for the whole
+        evaluation would cost more than the edges themselves)."""
+        found: dict[tuple[NodeKey, NodeKey], set[str]] = {}
+        for (node, label), targets in self.outgoing.items():
+            for target in targets:
+                found.setdefault((node, target), set()).add(label)
+        return found
 
     _id_counts: dict[str, Counter[Any]] = field(default_factory=dict)
 
@@ -548,7 +557,6 @@ def build_graph(
         ids[kind.name] = index
     outgoing: dict[tuple[NodeKey, str], list[NodeKey]] = {}
     incoming: dict[tuple[NodeKey, str], list[NodeKey]] = {}
-    labels: dict[tuple[NodeKey, NodeKey], set[str]] = {}
     for kind in spec.kinds:
         for label, targets in kind.edges:
             indexes = [ids[t] for t in targets if t in ids]
@@ -563,10 +571,9 @@ def build_graph(
                     if target is not None:
                         reached.append(target)
                         incoming.setdefault((target, label), []).append(node)
-                        labels.setdefault((node, target), set()).add(label)
                 outgoing[(node, label)] = reached
-    _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming, labels))
-    return Graph(by_kind, attrs, ids, outgoing, incoming, labels, problems=tuple(builder.problems))
+    _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
+    return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
 
 
 def _container(declared: str, found: str) -> str:
@@ -584,12 +591,11 @@ def _within_edges(
     edges: tuple[
         dict[tuple[NodeKey, str], list[NodeKey]],
         dict[tuple[NodeKey, str], list[NodeKey]],
-        dict[tuple[NodeKey, NodeKey], set[str]],
     ],
 ) -> None:
     """The `within` edge of every node of a `within KIND` kind, to the node of KIND built
     from the record that holds its record."""
-    outgoing, incoming, labels = edges
+    outgoing, incoming = edges
     for kind in spec.kinds:
         if kind.within is None:
             continue
@@ -601,4 +607,3 @@ def _within_edges(
             outgoing[(node, "within")] = [target] if target is not None else []
             if target is not None:
                 incoming.setdefault((target, "within"), []).append(node)
-                labels.setdefault((node, target), set()).add("within")

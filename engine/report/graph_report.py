@@ -48,8 +48,11 @@ def passed(result: GraphResult, strict: bool) -> bool:
     return result.passed and not strict_failure(result.evaluation, strict)
 
 
-def graph_json(result: GraphResult, strict: bool = False) -> dict[str, Any]:
-    """The whole report as data (canonical when serialised with sorted keys)."""
+def graph_json(
+    result: GraphResult, strict: bool = False, tables: list[TableResult] | None = None
+) -> dict[str, Any]:
+    """The whole report as data (canonical when serialised with sorted keys); `tables`,
+    when given, are the tables it shows (else every table of the evaluation)."""
     evaluation = result.evaluation
     return {
         "graph": result.graph,
@@ -64,7 +67,7 @@ def graph_json(result: GraphResult, strict: bool = False) -> dict[str, Any]:
         "violations": [violation_json(v, _where(result, v)) for v in evaluation.violations],
         "budgets": [rule_json(b) for b in evaluation.budgets],
         "gates": [rule_json(g) for g in evaluation.gates],
-        "tables": [table_json(t) for t in evaluation.tables],
+        "tables": [table_json(t) for t in (evaluation.tables if tables is None else tables)],
         "decisions": [decision_json(d) for d in evaluation.decisions],
     }
 

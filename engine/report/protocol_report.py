@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.evaluate.protocol import ProtocolResult
-from engine.report.evaluation_report import decision_text, strict_failure, table_json
+from engine.report.evaluation_report import decision_text, strict_failure
 from engine.report.graph_report import graph_json, graph_text
 
 
@@ -26,7 +26,8 @@ def _report_tables(result: ProtocolResult) -> list[Any]:
 def protocol_json(result: ProtocolResult, strict: bool = False) -> dict[str, Any]:
     """The whole report as data (canonical when serialised with sorted keys)."""
     protocol = result.protocol
-    data = graph_json(result.graph, strict)
+    reported = _report_tables(result)
+    data = graph_json(result.graph, strict, reported)
     documents = {}
     for clause in protocol.documents:
         name = clause.name.text
@@ -57,7 +58,6 @@ def protocol_json(result: ProtocolResult, strict: bool = False) -> dict[str, Any
             "admitted": result.admitted,
             "verdict": verdict.verdict if verdict is not None else None,
             "passed": protocol_passed(result, strict),
-            "tables": [table_json(t) for t in _report_tables(result)],
         }
     )
     if protocol.banners:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Token, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -24,9 +22,11 @@ from lark.exceptions import (
 )
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
 from engine.resources import shipped
 from engine.syntax import ast
+from engine.syntax.tables import lalr_parser
 from engine.textlines import normalize_newlines
 
 GRAMMAR_FILE = "rules.lark"
@@ -73,18 +73,17 @@ class _Parser:
 
     def __init__(self) -> None:
         self.builder = _Builder()
-        self.lark = Lark(
+        self.lark = lalr_parser(  # the tables cached per grammar (engine/syntax/tables.py)
             grammar_text(),
-            parser="lalr",
+            _Callbacks(self.builder),
             lexer="contextual",
             keep_all_tokens=True,
             maybe_placeholders=True,
-            transformer=_Callbacks(self.builder),
         )
         self.lock = threading.Lock()
 
     def parse(self, text: str, path: str) -> ast.RuleFile:
-        with self.lock, _gc_paused():  # the builder holds the path of the file being parsed
+        with self.lock, collector_paused():  # the builder holds the path of the file being parsed
             self.builder.path = path
             result = self.lark.parse(text)
         return _unplace(result)  # type: ignore[no-any-return]
@@ -93,19 +92,6 @@ class _Parser:
 @cache
 def _parser() -> _Parser:
     return _Parser()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Parsing allocates many small objects and frees them all by reference counting; the
-    cyclic collector would only walk them again and again (a third of the parse time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def parse_text(text: str, path: str) -> ast.RuleFile:
