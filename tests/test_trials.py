@@ -521,9 +521,10 @@ def test_any_value_in_any_field_is_judged_never_a_crash(data: st.DataObject) -> 
     with tempfile.TemporaryDirectory() as folder:
         report = run("trials", write(Path(folder), documents))
     assert report["exit_code"] in (0, 1)
-    # A value of another type than declared refuses the input; a crash would be an
+    # A value of another type than declared refuses the input (an attribute, or the list
+    # a kind's records are read from, such as `concurrent_actions`); a crash would be an
     # INTERNAL_ERROR diagnostic.
-    assert {d["code"] for d in report.get("diagnostics", [])} <= {"ATTR_TYPE"}
+    assert {d["code"] for d in report.get("diagnostics", [])} <= {"ATTR_TYPE", "RECORDS_TYPE"}
 
 
 # ---- arm discipline: each arm keeps its shape; one seed per trial, one image per set -------
@@ -598,6 +599,16 @@ def test_a_concurrent_action_without_its_write_scope_is_refused(tmp_path: Path) 
     assert report["exit_code"] == 1
     found = {(v["code"], tuple(v["ids"])) for v in report["violations"]}
     assert found == {("CONCURRENCY_UNRECORDED", ("T08",))}
+
+
+def test_concurrent_actions_that_are_no_list_are_refused_located(tmp_path: Path) -> None:
+    report = run(
+        "trials", edited(tmp_path, lambda d: _trial(d, "T07").update(concurrent_actions="B1"))
+    )
+    assert report["exit_code"] == 1
+    [diagnostic] = report["diagnostics"]
+    assert diagnostic["code"] == "RECORDS_TYPE"
+    assert diagnostic["location"]["pointer"] == "/6/concurrent_actions"
 
 
 def test_sibling_paths_that_share_a_prefix_count_as_overlapping(tmp_path: Path) -> None:
