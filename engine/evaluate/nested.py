@@ -125,6 +125,7 @@ class NestedChecker:
                 return _NOT_CHECKED
         return self.check_files(decl, found, given, self.root)
 
+    @collector_paused()  # see engine/gcpolicy.py
     def check_files(
         self,
         decl: ast.ProtocolDecl,
@@ -141,16 +142,6 @@ class NestedChecker:
             RulecheckError: exit 2 for a file that cannot be read, when
                 `unreadable_is_usage`.
         """
-        with collector_paused():  # see engine/gcpolicy.py
-            return self._check_files(decl, files, given, root)
-
-    def _check_files(
-        self,
-        decl: ast.ProtocolDecl,
-        files: Mapping[str, Path],
-        given: Mapping[str, Any],
-        root: Path | None,
-    ) -> FilesCheck:
         if files_missing(decl, files):
             return _NOT_CHECKED
         documents: dict[str, Any] = {}
