@@ -21,7 +21,6 @@ from engine.resources import shipped_rules_dir
 
 P = ParamSpec("P")
 R = TypeVar("R")
-T = TypeVar("T")
 
 format_option = click.option(
     "--format",
@@ -676,10 +675,10 @@ def freeze_inputs(
     file, and print that file's sha256, the value a pre-registration publishes. Refused
     once LATER (the run's first records) holds anything."""
     from engine.bundle.protocol_bundle import bundle_has
-    from engine.evaluate.protocol import protocol_freeze
+    from engine.evaluate.protocol import FREEZE_CLAUSE, protocol_clause, protocol_freeze
 
     program, protocol = _protocol_of(rules, bundle, protocol_name)
-    declared = _entry(protocol, protocol.freezes, "freeze TABLE into DOCUMENT at POINTER")
+    declared = protocol_clause(protocol, protocol.freezes, FREEZE_CLAUSE)
     later = next(d for d in protocol.documents if d.name.text == declared.before.text)
     if bundle_has(bundle, later.path) and _holds_bytes(bundle, later.path):
         where = Location(str(bundle / later.path))
@@ -771,14 +770,6 @@ def _protocol_of(
     """The compiled rules and the protocol the bundle is for."""
     program = _program(rules)
     return program, _bundle_protocol(program, bundle, protocol_name)
-
-
-def _entry(protocol: Any, declared: tuple[T, ...], clause: str) -> T:
-    """The one clause of a kind a command runs; a usage error when the protocol has none."""
-    if not declared:
-        message = f"protocol `{protocol.name.text}` declares no `{clause}`"
-        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
-    return declared[0]
 
 
 def _holds_bytes(bundle: Path, pattern: str) -> bool:

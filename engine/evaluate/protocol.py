@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.bundle.documents import DERIVED_FORMAT, Document
 from engine.bundle.protocol_bundle import (
@@ -338,6 +338,22 @@ def freeze_rows(
     return rows
 
 
+FREEZE_CLAUSE = "freeze TABLE into DOCUMENT at POINTER"
+Clause = TypeVar("Clause")
+
+
+def protocol_clause(protocol: ast.ProtocolDecl, declared: tuple[Clause, ...], shown: str) -> Clause:
+    """The one clause of a kind a command runs (`protocol.seals`, `protocol.freezes`).
+
+    Raises:
+        RulecheckError: exit 2 when the protocol declares none.
+    """
+    if not declared:
+        message = f"protocol `{protocol.name.text}` declares no `{shown}`"
+        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
+    return declared[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Seal:
     """What `seal TABLE into DOCUMENT` writes: the file inside the bundle, its bytes, and
@@ -364,10 +380,7 @@ def protocol_seal(
     from engine.bundle import paths
     from engine.report.export import seal_bytes
 
-    if not protocol.seals:
-        message = f"protocol `{protocol.name.text}` declares no `seal TABLE into DOCUMENT`"
-        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
-    declared = protocol.seals[0]
+    declared = protocol_clause(protocol, protocol.seals, "seal TABLE into DOCUMENT")
     clause = next(d for d in protocol.documents if d.name.text == declared.document.text)
     target = paths.inside(root, clause.path, strict_segments=True)
     if target is None:
@@ -410,12 +423,7 @@ def protocol_freeze(program: Program, root: Path, protocol: ast.ProtocolDecl) ->
     from engine.bundle.documents import load_document
     from engine.report.export import document_bytes, replaced_at
 
-    if not protocol.freezes:
-        message = (
-            f"protocol `{protocol.name.text}` declares no `freeze TABLE into DOCUMENT at POINTER`"
-        )
-        raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
-    declared = protocol.freezes[0]
+    declared = protocol_clause(protocol, protocol.freezes, FREEZE_CLAUSE)
     target = next(d for d in protocol.documents if d.name.text == declared.document.text)
     path = paths.inside(root, target.path, strict_segments=True)
     if path is None or not path.is_file():
