@@ -342,7 +342,7 @@ def test_an_edit_of_one_record_leaves_every_other_line_as_it_was(tmp_path: Path)
 
     bundle = tmp_path / "bundle"
     bundle.mkdir()
-    original = b'{"id": "E1",  "n": 1}\n{"id":"E2","n":2}\n{ "id": "E3", "n": 3 }\n'
+    original = b'{"id": "E1",  "n": 1}\r\n{"id":"E2","n":2}\n{ "id": "E3", "n": 3 }\n'
     (bundle / "events.jsonl").write_bytes(original)
     cases = tmp_path / "my.cases.yaml"
     cases.write_text(
@@ -355,8 +355,13 @@ def test_an_edit_of_one_record_leaves_every_other_line_as_it_was(tmp_path: Path)
     [case] = read_case_file(cases).cases
     prepared = prepare(case, tmp_path / "scratch")
     assert prepared.bundle is not None
-    edited = (prepared.bundle / "events.jsonl").read_bytes().splitlines()
-    assert edited == [b'{"id": "E1",  "n": 1}', b'{"id":"E2","n":20}', b'{ "id": "E3", "n": 3 }']
+    edited = (prepared.bundle / "events.jsonl").read_bytes().split(b"\n")
+    assert edited == [
+        b'{"id": "E1",  "n": 1}\r',  # its CRLF line end kept too
+        b'{"id":"E2","n":20}',
+        b'{ "id": "E3", "n": 3 }',
+        b"",
+    ]
     assert (bundle / "events.jsonl").read_bytes() == original  # the original is untouched
 
 
@@ -426,3 +431,18 @@ def test_an_edit_says_its_value_once(edit: dict[str, object], tmp_path: Path) ->
     run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
     assert run.exit_code == 2
     assert {d["code"] for d in run.data["diagnostics"]} == {"CASES_SCHEMA"}
+
+
+@pytest.mark.parametrize("named", ["nowhere.json", "../eval.rules"], ids=["absent", "outside"])
+def test_value_of_a_file_the_bundle_lacks_is_a_located_usage_error(
+    named: str, tmp_path: Path
+) -> None:
+    edit = {"file": "answers.jsonl", "pointer": "/0/tokens", "value_of": {"file_size": named}}
+    data = {
+        "cases": [{"name": "one", "check": "accepted", "edits": [edit], "expect": {"passed": True}}]
+    }
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 2
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "CASES_EDIT"
+    assert diagnostic["location"]["pointer"] == "/cases/0/edits/0"

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from engine.bundle import paths
 from engine.bundle.documents import FORMATS, load_document, load_documents
 from engine.cases.files import Case, Edit
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.facts import Facts
 from engine.evaluate.inputs import GraphResult, check_inputs, evaluate_documents
 from engine.evaluate.program import Program
 from engine.evaluate.protocol import (
@@ -141,10 +143,11 @@ def _valued(edit: Edit, copy: Path) -> Edit:
     if edit.value_of is None:
         return edit
     measure, relative = edit.value_of
-    source = paths.regular_file(copy, relative)
-    if source is None:
-        raise _edit_error(edit, f"`value_of` names no file `{relative}` of the bundle")
-    data = source.read_bytes()
+    # read as the rules' `file_sha256` and `file_size` read it: inside the bundle, a
+    # regular file, within the input limits
+    data = Facts(root=copy).file_bytes(relative)
+    if data is None:
+        raise _edit_error(edit, f"`value_of` names no readable file `{relative}` of the bundle")
     value = hashlib.sha256(data).hexdigest() if measure == "file_sha256" else len(data)
     return dataclasses.replace(edit, value=value)
 
@@ -160,11 +163,12 @@ def _apply(edit: Edit, path: Path) -> None:
     if file_format is None:
         raise _edit_error(edit, f"`{edit.file}` is no .json, .jsonl, .yaml or .yml file")
     try:
-        value = load_document("edited", path, file_format).value
+        document = load_document("edited", path, file_format)
     except RulecheckError as error:
         first = error.diagnostics[0].message if error.diagnostics else "unreadable"
         raise _edit_error(edit, f"`{edit.file}` cannot be read: {first}") from None
-    before = _lines_by_record(value, path) if file_format == "jsonl" else {}
+    value = document.value
+    before = _lines_by_record(value, document.record_lines)
     if edit.pointer == "":
         if edit.remove:
             raise _edit_error(edit, "the whole document cannot be removed")
@@ -179,16 +183,17 @@ def _apply(edit: Edit, path: Path) -> None:
         path.write_bytes(document_bytes(value, file_format))
 
 
-def _lines_by_record(records: Any, path: Path) -> dict[int, tuple[Any, bytes]]:
+def _lines_by_record(
+    records: Any, lines: Sequence[tuple[int, bytes]]
+) -> dict[int, tuple[Any, bytes]]:
     """Each record of a JSON Lines file (by identity) with a copy of its value and its
-    line's bytes, so that the records an edit leaves alone keep their exact bytes (a
-    hash of one record, a seal of the file, then still hold)."""
-    lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+    line's bytes as the loader read them, so that the records an edit leaves alone keep
+    their exact bytes (a hash of one record, a seal of the file, then still hold)."""
     if not isinstance(records, list) or len(lines) != len(records):
         return {}
     return {
-        id(record): (copying.deepcopy(record), line.rstrip(b"\r"))
-        for record, line in zip(records, lines, strict=True)
+        id(record): (copying.deepcopy(record), line)
+        for record, (_, line) in zip(records, lines, strict=True)
     }
 
 
