@@ -158,7 +158,10 @@ def _edit_error(edit: Edit, message: str) -> RulecheckError:
 
 def _apply(edit: Edit, path: Path) -> None:
     """Set or remove the value at the edit's pointer of a JSON, JSON Lines or YAML file,
-    and write the file back in its format."""
+    and write the file back in its format; or replace the one occurrence of a text."""
+    if edit.text is not None:
+        _replace_text(edit, path)
+        return
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:
         raise _edit_error(edit, f"`{edit.file}` is no .json, .jsonl, .yaml or .yml file")
@@ -181,6 +184,25 @@ def _apply(edit: Edit, path: Path) -> None:
         path.write_bytes(b"".join(_record_line(record, before) + b"\n" for record in value))
     else:
         path.write_bytes(document_bytes(value, file_format))
+
+
+def _replace_text(edit: Edit, path: Path) -> None:
+    """Replace the edit's one occurrence of OLD by NEW in a UTF-8 text file: one byte of
+    a source changes and no other does."""
+    assert edit.text is not None
+    old, new = edit.text
+    try:
+        content = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise _edit_error(edit, f"`{edit.file}` is no UTF-8 text file") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise _edit_error(edit, f"`{edit.file}` cannot be read: {reason}") from None
+    found = content.count(old)
+    if found != 1:
+        where = "nowhere" if found == 0 else f"{found} times"
+        raise _edit_error(edit, f"`text:` is found {where} in `{edit.file}`; it must be once")
+    path.write_bytes(content.replace(old, new).encode("utf-8"))
 
 
 def _lines_by_record(
