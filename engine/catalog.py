@@ -26,8 +26,8 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
 
 # Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role
 # (a protocol's documents report as `INPUT_...` and `DOCUMENT_SCHEMA`, or as its rules say).
-YAML_PREFIXES = ("INPUT", "LOCK", "CASES")
-SCHEMA_PREFIXES = ("LOCK", "CASES")
+YAML_PREFIXES = ("INPUT", "LOCK", "CASES", "CONTROLS")
+SCHEMA_PREFIXES = ("LOCK", "CASES", "CONTROLS")
 
 
 def _role(prefix: str) -> str:
@@ -288,6 +288,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "CASES_UNKNOWN_NAME",
                 "a rule test case expects an outcome of a rule, decision, graph or protocol "
                 "the rules do not declare (exit 2)",
+            ),
+            (
+                "CONTROLS_UNKNOWN_NAME",
+                "an expected-result table of controls names a case no case file holds, or an "
+                "owning control the table does not list (exit 2)",
             ),
         ),
     )

@@ -324,6 +324,34 @@ def test_command(
 
 
 @main.command()
+@click.argument(
+    "table",
+    required=False,
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("controls") / "evaluator" / "expected.yaml",
+)
+@report_format_option
+@command
+def controls(table: Path, output_format: str) -> int:
+    """Run an expected-result table of controls and mutations (default:
+    controls/evaluator/expected.yaml): each control's and mutation's cases through the
+    public path of `rulecheck test`, one row per control, the mutation-to-owning-control
+    attribution, `N passed, N failed` last (docs/testing.md)."""
+    from engine.cases.controls import control_rows, read_control_table, row_counts
+    from engine.cases.suite import load_groups, run_suite
+    from engine.report.controls_report import controls_json, controls_markdown, controls_text
+
+    found = read_control_table(table)
+    groups = load_groups(list(found.case_files))
+    run_suite(groups)
+    rows = control_rows(found, groups)
+    text = (controls_markdown if output_format == "markdown" else controls_text)(found, rows)
+    _echo(text, output_format, controls_json(found, rows))
+    _passed, failed = row_counts(rows)
+    return int(ExitCode.REFUSED if failed else ExitCode.OK)
+
+
+@main.command()
 @click.argument("name")
 @rules_option
 @format_option
