@@ -21,6 +21,7 @@ from tests.cli_run import CliRun
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "tests" / "data" / "protocol" / "controls.yaml"
 SHIPPED = ROOT / "controls" / "evaluator" / "expected.yaml"
+WRITTEN = len(yaml.safe_load((SMALL.parent / "eval.cases.yaml").read_text("utf-8"))["cases"])
 
 
 def _rows(run: CliRun) -> dict[tuple[str, str, str], bool]:
@@ -33,7 +34,8 @@ def test_a_table_whose_cases_hold_passes_with_the_count_last() -> None:
     assert run.exit_code == 0, run.stdout
     lines = run.stdout.splitlines()
     assert lines[0] == f"CONTROLS {SMALL}"
-    assert lines[-1] == "5 passed, 0 failed"
+    # the accepted run, two controls, two mutations, and each case no row names
+    assert lines[-1] == f"{WRITTEN} passed, 0 failed"
     assert "PASS K1   one more token in an answer: ANSWER_TOO_LONG" in lines
     assert "PASS K2   one more token in the run: total_tokens fails" in lines
 
@@ -43,10 +45,10 @@ def test_json_is_canonical_and_markdown_has_both_tables() -> None:
     second = CliRun(["controls", str(SMALL), "--format", "json"])
     assert first.stdout == second.stdout
     assert first.stdout == json.dumps(first.data, sort_keys=True, indent=2) + "\n"
-    assert (first.data["passed"], first.data["failed"]) == (5, 0)
+    assert (first.data["passed"], first.data["failed"]) == (WRITTEN, 0)
     markdown = CliRun(["controls", str(SMALL), "--format", "markdown"]).stdout
     assert "## Controls" in markdown and "## Attribution" in markdown
-    assert markdown.splitlines()[-1] == "5 passed, 0 failed"
+    assert markdown.splitlines()[-1] == f"{WRITTEN} passed, 0 failed"
 
 
 def _accept_everything(*_args: Any) -> Observed:
@@ -170,35 +172,22 @@ class Shipped:
 def shipped() -> Shipped:
     """The shipped table run once, as `rulecheck controls` runs it (its command is tested
     on the small table above), reported as JSON and as markdown from the same rows."""
+    campaign = ROOT / "controls" / "campaign"
+    before = {p: p.read_bytes() for p in sorted(campaign.rglob("*")) if p.is_file()}
     table = read_control_table(SHIPPED)
     groups = load_groups(list(table.case_files))
     run_suite(groups)
     rows = control_rows(table, groups)
+    after = {p: p.read_bytes() for p in sorted(campaign.rglob("*")) if p.is_file()}
+    assert after == before  # every case edits and seals a copy, never the campaign
     return Shipped(controls_json(table, rows), controls_markdown(table, rows))
 
 
 # The controls and mutations of seed 000 with no declared case yet: each is reported as a
 # failure. The list shrinks as specimens are added; a control that loses its case fails here.
-NOT_YET = {
-    ("control", c)
-    for c in (
-        "C01",
-        "C02",
-        "C03",
-        "C04",
-        "C05",
-        "C06",
-        "C07",
-        "C08",
-        "C10",
-        "C11",
-        "C14",
-        "C19",
-        "C21",
-        "C22",
-        "C23",
-    )
-} | {("mutation", c) for c in ("C08", "C05", "C14", "C21")}
+NOT_YET = {("control", c) for c in ("C02", "C03", "C04", "C19", "C22", "C23")} | {
+    ("mutation", c) for c in ("C08", "C14", "C21")
+}
 
 
 def test_the_seed_table_runs_every_specimen_it_has_and_names_what_is_missing(
@@ -207,10 +196,11 @@ def test_the_seed_table_runs_every_specimen_it_has_and_names_what_is_missing(
     rows = shipped.data["rows"]
     failed = {(r["kind"], r["id"]) for r in rows if not r["passed"]}
     assert failed == NOT_YET
+    assert not [r for r in rows if r["kind"] == "case"]  # the table names every case
     assert [r["observed"] for r in rows if r["kind"] == "accepted"] == ["accepted: ADVANCE"]
     controls = [r["id"] for r in rows if r["kind"] == "control"]
     assert controls == [f"C{n:02d}" for n in range(1, 24)]
-    assert len([r for r in rows if r["kind"] == "mutation"]) == 16
+    assert len([r for r in rows if r["kind"] == "mutation"]) == 17
     missing = {r["reason"] for r in rows if (r["kind"], r["id"]) in NOT_YET}
     assert missing == {
         "the table names no case for this control",
@@ -221,3 +211,14 @@ def test_the_seed_table_runs_every_specimen_it_has_and_names_what_is_missing(
 def test_docs_controls_is_the_generated_report(shipped: Shipped) -> None:
     written = (ROOT / "docs" / "controls.md").read_text(encoding="utf-8")
     assert written == shipped.markdown, "regenerate: rulecheck controls --format markdown"
+
+
+def test_a_case_no_row_names_is_still_shown(tmp_path: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["controls"] = data["controls"][:1]
+        data["mutations"] = data["mutations"][:1]
+
+    run = CliRun(["controls", str(_table(tmp_path, change)), "--format", "json"])
+    shown = [r["title"] for r in run.data["rows"] if r["kind"] == "case"]
+    assert "the run total exactly on its ceiling" in shown
+    assert len(shown) == WRITTEN - 3  # the accepted run, K1's case and its mutation's

@@ -172,12 +172,18 @@ def _unresolved(table: ControlTable, at: Callable[[str], Location]) -> list[Diag
 
 
 def control_rows(table: ControlTable, groups: list[Group]) -> list[Row]:
-    """One row per accepted run, control and mutation, in the table's order, from the
-    results the groups' cases reached (`run_suite` has run them)."""
+    """One row per accepted run, control and mutation, in the table's order, then one per
+    case of the files that no row names, from the results the groups' cases reached
+    (`run_suite` has run them)."""
     results = {r.case.name: r for group in groups for r in group.results}
     rows = [_accepted_row(name, results[name]) for name in table.accepted]
     rows += [_control_row(c, [results[name] for name in c.cases]) for c in table.controls]
     rows += [_mutation_row(m, results.get(m.case or "")) for m in table.mutations]
+    named = {*table.accepted, *(n for c in table.controls for n in c.cases)}
+    named |= {m.case for m in table.mutations if m.case is not None}
+    # a case of the files that no row names still ran: it is shown, so that it cannot fail
+    # unseen
+    rows += [_case_row(r) for name, r in results.items() if name not in named]
     return rows
 
 
@@ -206,6 +212,21 @@ def _codes(result: CaseResult) -> tuple[str, ...]:
 def _failure(result: CaseResult) -> str:
     return "; ".join(
         f"{d.key}: expected {d.expected!r}, observed {d.observed!r}" for d in result.differences
+    )
+
+
+def _case_row(result: CaseResult) -> Row:
+    reason = "" if result.passed else _failure(result)
+    observed = _outcome(result)
+    return Row(
+        "case",
+        "-",
+        result.case.name,
+        _expected(result),
+        observed,
+        _codes(result),
+        result.passed,
+        reason,
     )
 
 

@@ -28,8 +28,9 @@ SCHEMA = "rule_cases"
 @dataclass(frozen=True, slots=True)
 class Edit:
     """One change to a copy of a case's files: set `value` at `pointer`, or remove it. With
-    `value_of` (`("file_sha256" | "file_size", PATH)`) the value is that of the copy's file
-    PATH as the edits before this one left it. With `text` (`(OLD, NEW)`) the file is
+    `value_of` (`("file_sha256" | "file_size" | "record_sha256", PATH)`) the value is that
+    of the copy's file PATH (`FILE#/N`: record N of a JSON Lines file) as the edits before
+    this one left it. With `text` (`(OLD, NEW)`) the file is
     any text file and its one occurrence of OLD is replaced by NEW, every other byte kept."""
 
     file: str

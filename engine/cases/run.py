@@ -143,6 +143,8 @@ def _valued(edit: Edit, copy: Path) -> Edit:
     if edit.value_of is None:
         return edit
     measure, relative = edit.value_of
+    if measure == "record_sha256":
+        return dataclasses.replace(edit, value=_record_sha256(edit, copy, relative))
     # read as the rules' `file_sha256` and `file_size` read it: inside the bundle, a
     # regular file, within the input limits
     data = Facts(root=copy).file_bytes(relative)
@@ -150,6 +152,27 @@ def _valued(edit: Edit, copy: Path) -> Edit:
         raise _edit_error(edit, f"`value_of` names no readable file `{relative}` of the bundle")
     value = hashlib.sha256(data).hexdigest() if measure == "file_sha256" else len(data)
     return dataclasses.replace(edit, value=value)
+
+
+def _record_sha256(edit: Edit, copy: Path, named: str) -> str:
+    """The sha256 of one JSON Lines record's line (`FILE#/N`), as `record_sha256` of the
+    rules computes it: the line's bytes as read, without its line ending."""
+    relative, _, pointer = named.partition("#")
+    target = paths.inside(copy, relative, strict_segments=True)
+    index = pointer.removeprefix("/")
+    if target is None or not target.is_file() or target.suffix.lower() != ".jsonl":
+        raise _edit_error(
+            edit, f"`record_sha256` names no JSON Lines file `{relative}` of the bundle"
+        )
+    if not pointer.startswith("/") or not index.isdigit():
+        raise _edit_error(edit, f"`record_sha256` names a record as `FILE#/N`, not `{named}`")
+    try:
+        lines = load_document("edited", target, "jsonl").record_lines
+    except RulecheckError:
+        raise _edit_error(edit, f"`{relative}` cannot be read as JSON Lines") from None
+    if int(index) >= len(lines):
+        raise _edit_error(edit, f"`{named}` finds no record of the file")
+    return hashlib.sha256(lines[int(index)][1].rstrip(b"\r")).hexdigest()
 
 
 def _edit_error(edit: Edit, message: str) -> RulecheckError:

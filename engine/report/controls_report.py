@@ -56,7 +56,7 @@ def controls_markdown(table: ControlTable, rows: list[Row]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
-        if row.kind != "mutation":
+        if row.kind in ("accepted", "control", "case"):
             cells = (row.id, row.title, row.expected, row.observed, _codes(row), _status(row))
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     lines += [
