@@ -27,9 +27,12 @@ that so; `docs/reliability.md` lists them with their codes.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -143,7 +146,34 @@ def read_input(path: Path) -> bytes:
         except OSError as error:
             raise os_error(path, error) from None
     _check_size(path, len(raw))  # grew while being read
+    log = _READ_LOG.get()
+    if log is not None:
+        log[os.path.abspath(path)] = hashlib.sha256(raw).hexdigest()
     return raw
+
+
+# While `recording_reads()` is active: every file `read_input` returned, by absolute path,
+# with the sha256 of the bytes returned (what an evaluation receipt lists as its inputs).
+_READ_LOG: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "read_log", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_reads() -> Iterator[dict[str, str]]:
+    """Record every file read through `read_input` inside the block: absolute path ->
+    sha256 of the bytes read (the last read wins when a file is read twice). Inside an
+    outer block, the outer record is the one added to."""
+    outer = _READ_LOG.get()
+    if outer is not None:
+        yield outer
+        return
+    log: dict[str, str] = {}
+    token = _READ_LOG.set(log)
+    try:
+        yield log
+    finally:
+        _READ_LOG.reset(token)
 
 
 def _check_regular(path: Path, mode: int) -> None:
