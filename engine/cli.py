@@ -515,6 +515,12 @@ def _protocol_run(
 @strict_option
 @protocol_option
 @lock_option
+@click.option(
+    "--receipt",
+    "receipt",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the evaluation receipt here (`rulecheck verify-receipt` checks it).",
+)
 @command
 def check(
     bundle: Path,
@@ -524,6 +530,7 @@ def check(
     strict: bool,
     protocol_name: str | None,
     lock: Path | None,
+    receipt: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -532,14 +539,72 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    program = _program(rules, lock)
-    protocol = _bundle_protocol(program, bundle, protocol_name)
-    text, code = _protocol_run(program, bundle, protocol, output_format, strict)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle)
+    if receipt is not None:
+        text, written, code = _receipt_run(
+            bundle, rules, lock, protocol_name, strict, output_format
+        )
+        _write_output(receipt, written)
+    else:
+        program = _program(rules, lock)
+        protocol = _bundle_protocol(program, bundle, protocol_name)
+        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     if out is not None:
         _write_output(out, text)
     else:
         click.echo(text, nl=False)
     return code
+
+
+def _receipt_run(
+    bundle: Path,
+    rules: tuple[Path, ...],
+    lock: Path | None,
+    protocol_name: str | None,
+    strict: bool,
+    output_format: str,
+) -> tuple[str, str, int]:
+    """`check --receipt`: the report, the receipt's text and the exit code."""
+    from engine.report.protocol_report import protocol_passed, protocol_text
+    from engine.report.receipt import Invocation, receipt_text, run_with_receipt
+
+    paths = tuple(_default_paths(rules))
+    run = run_with_receipt(Invocation(bundle, paths, lock, protocol_name, strict))
+    if output_format == "json":
+        text = to_json(run.report)
+    else:
+        text = protocol_text(run.result, markdown=output_format == "markdown", strict=strict)
+    code = int(ExitCode.OK if protocol_passed(run.result, strict) else ExitCode.REFUSED)
+    return text, receipt_text(run.receipt), code
+
+
+@main.command("verify-receipt")
+@click.argument("receipt", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@lock_option
+@format_option
+@command
+def verify_receipt(
+    receipt: Path, bundle: Path, rules: tuple[Path, ...], lock: Path | None, output_format: str
+) -> int:
+    """Re-run offline the check an evaluation receipt records (`check --receipt`) on
+    BUNDLE and compare every field; exit 0 only if all match, else 1 with one located
+    RECEIPT_MISMATCH per field that differs."""
+    from engine.report.receipt import verify_receipt as verify
+
+    mismatches = verify(receipt, bundle, _default_paths(rules), lock)
+    if output_format == "json":
+        data = {"ok": not mismatches, "diagnostics": [diagnostic_json(d) for d in mismatches]}
+        click.echo(to_json(data), nl=False)
+    elif mismatches:
+        click.echo(render_all_text(tuple(mismatches)) + "\n", err=True)
+        count = len(mismatches)
+        verb = "does" if count == 1 else "do"
+        click.echo(f"receipt {receipt}: {_count(count, 'field')} {verb} not match")
+    else:
+        click.echo(f"receipt {receipt}: every field matches")
+    return int(ExitCode.REFUSED if mismatches else ExitCode.OK)
 
 
 @main.command()
