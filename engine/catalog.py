@@ -361,6 +361,17 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         ),
     )
     + _entries(
+        "replay",
+        "error",
+        (
+            (
+                "REPLAY_LOCK_RULES",
+                "`replay`: a lock was given whose rule files are missing or no longer match "
+                "it; a lock stands for its rule files only unchanged (give the folder) (exit 2)",
+            ),
+        ),
+    )
+    + _entries(
         "any",
         "error",
         (

@@ -608,6 +608,41 @@ def verify_receipt(
 
 
 @main.command()
+@click.option(
+    "--old", "old", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK now."
+)
+@click.option(
+    "--new", "new", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK proposed."
+)
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
+@protocol_option
+@format_option
+@command
+def replay(
+    old: Path,
+    new: Path,
+    bundles: tuple[Path, ...],
+    jobs: int,
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Check each BUNDLE under the OLD and the NEW rules (a rule file or folder, or a lock
+    standing for the rule files it was frozen from) and print, bundle by bundle, the
+    verdict under each, every rule outcome that changed and the changed declarations it
+    reads; exit 1 when any verdict flips (2 when a bundle cannot be read)."""
+    from engine.evaluate.replay import Replayer, load_rule_side, replay_all
+    from engine.report.replay_report import ReplayPrinter
+
+    printer = ReplayPrinter(Replayer.of(load_rule_side(old), load_rule_side(new)), output_format)
+    click.echo(printer.head(), nl=False)
+    for result in replay_all(printer.replayer, bundles, protocol_name, jobs):
+        click.echo(printer.row(result), nl=False)
+    click.echo(printer.tail(), nl=False)
+    return printer.exit_code()
+
+
+@main.command()
 @click.argument("graph")
 @click.option(
     "--input",
