@@ -608,6 +608,36 @@ def verify_receipt(
 
 
 @main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("name", required=False)
+@rules_option
+@protocol_option
+@format_option
+@command
+def explain(
+    bundle: Path,
+    name: str | None,
+    rules: tuple[Path, ...],
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Why the verdict (or the decision, gate, budget or link rule NAME) came out: the
+    decision row, the gates it read, each failing rule's failing (or closest) bindings, the
+    values compared, the input records and their locations, and for each failing bound the
+    smallest change of the counted data that would make it hold."""
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.explain import explain as explain_chain
+    from engine.report.explain import explanation_json, explanation_text
+
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    found = evaluate_protocol(program, bundle, protocol, frozenset())
+    explained = explain_chain(program, found, name)
+    _echo(explanation_text(explained), output_format, explanation_json(explained, bundle))
+    return 0
+
+
+@main.command()
 @click.option(
     "--old", "old", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK now."
 )
