@@ -129,7 +129,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def _refuse_output_over_inputs(
-    out: Path | None, rules: Sequence[Path], bundle: Path | None = None
+    out: Path | None, rules: Sequence[Path], bundle: Path | None = None, option: str = "--out"
 ) -> None:
     """Exit 2 before any work when `--out` names a rule file the run reads or a path
     inside the bundle it checks: a report must never overwrite what it was made from."""
@@ -139,7 +139,10 @@ def _refuse_output_over_inputs(
     from engine.syntax.load import rule_paths
 
     conflict = output_conflict(
-        out, inputs=rule_paths(list(rules)), folders=[bundle] if bundle is not None else []
+        out,
+        inputs=rule_paths(list(rules)),
+        folders=[bundle] if bundle is not None else [],
+        option=option,
     )
     if conflict is not None:
         raise conflict
@@ -539,7 +542,7 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, "--receipt")
     if receipt is not None:
         text, written, code = _receipt_run(
             bundle, rules, lock, protocol_name, strict, output_format

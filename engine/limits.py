@@ -240,10 +240,11 @@ def number_too_large(digits: str, exponent: int) -> str | None:
 
 
 def output_conflict(
-    out: Path, inputs: Iterable[Path] = (), folders: Iterable[Path] = ()
+    out: Path, inputs: Iterable[Path] = (), folders: Iterable[Path] = (), option: str = "--out"
 ) -> RulecheckError | None:
-    """`OUTPUT_IS_INPUT` (exit 2) when writing `out` would overwrite what the run reads: a
-    file in `inputs`, or anything inside one of `folders` (a bundle); else None.
+    """`OUTPUT_IS_INPUT` (exit 2) when writing `out` (given as `option`) would overwrite
+    what the run reads: a file in `inputs`, or anything inside one of `folders` (a
+    bundle); else None.
 
     Paths are compared after resolving links, so `B/./manifest.yaml`, a relative spelling
     or a link to the input are caught too. A path that cannot be resolved is compared as
@@ -255,7 +256,7 @@ def output_conflict(
             return _refused(
                 "OUTPUT_IS_INPUT",
                 out,
-                f"`--out {shown_path(out)}` would overwrite the input `{shown_path(path)}`",
+                f"`{option} {shown_path(out)}` would overwrite the input `{shown_path(path)}`",
                 hint="write the output to a path outside every input",
             )
     for folder in folders:
@@ -264,7 +265,7 @@ def output_conflict(
             return _refused(
                 "OUTPUT_IS_INPUT",
                 out,
-                f"`--out {shown_path(out)}` is inside the bundle `{shown_path(folder)}` "
+                f"`{option} {shown_path(out)}` is inside the bundle `{shown_path(folder)}` "
                 "this run reads",
                 hint="write the output to a path outside the bundle",
             )

@@ -185,3 +185,14 @@ def test_the_shipped_campaign_receipt_verifies(tmp_path: Path) -> None:
     shipped = {"bundle": REPO / "controls" / "campaign", "rules": REPO / "rules"}
     verified = _verify(receipt, shipped, lock=False)
     assert verified.exit_code == 0, verified.stdout
+
+
+def test_a_receipt_is_never_written_into_the_bundle(made: tuple[dict[str, Path], Path]) -> None:
+    paths, _ = made
+    inside = paths["bundle"] / "receipt.json"
+    run = CliRun(
+        ["check", str(paths["bundle"]), "--rules", str(paths["rules"]), "--receipt", str(inside)]
+    )
+    assert run.exit_code == 2
+    assert "OUTPUT_IS_INPUT" in run.stderr and "--receipt" in run.stderr
+    assert not inside.exists()
