@@ -67,6 +67,8 @@ def _apply(spec: dict[str, Any], bundle: Path, counterfactual: dict[str, Any], u
     moves = spec["moves"]
     path = bundle / moves["file"]
     sign = 1 if counterfactual["direction"] == "more" else -1  # a unit: one of the number
+    if moves.get("against"):
+        sign = -sign
     _set_jsonl(path, moves["pointer"], _get_jsonl(path, moves["pointer"]) + sign * units)
 
 
