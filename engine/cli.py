@@ -667,7 +667,8 @@ def replay(
     from engine.evaluate.replay import Replayer, load_rule_side, replay_all
     from engine.report.replay_report import ReplayPrinter
 
-    printer = ReplayPrinter(Replayer.of(load_rule_side(old), load_rule_side(new)), output_format)
+    replayer = Replayer.of(load_rule_side(old), load_rule_side(new), jobs)
+    printer = ReplayPrinter(replayer, output_format)
     click.echo(printer.head(), nl=False)
     for result in replay_all(printer.replayer, bundles, protocol_name, jobs):
         click.echo(printer.row(result), nl=False)

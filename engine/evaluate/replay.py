@@ -175,20 +175,23 @@ def replay_bundle(
 
 @dataclass(frozen=True, slots=True)
 class Replayer:
-    """Both rule sets compiled once, and the diff between them."""
+    """Both rule sets, the diff between them, and both compiled once (None when worker
+    processes compile them, each its own)."""
 
     old: RuleSide
     new: RuleSide
     diff: DiffResult
-    programs: tuple[Program, Program]
+    programs: tuple[Program, Program] | None
 
     @classmethod
-    def of(cls, old: RuleSide, new: RuleSide) -> Replayer:
-        """Compile both sides and diff them."""
+    def of(cls, old: RuleSide, new: RuleSide, workers: int = 1) -> Replayer:
+        """Diff both sides, and compile them when this process replays (`workers` 1)."""
         diff = diff_sides(
             ruleset_side(old.label, old.ruleset.hashed), ruleset_side(new.label, new.ruleset.hashed)
         )
-        programs = (compile_program(old.ruleset), compile_program(new.ruleset))
+        programs = None
+        if workers <= 1:
+            programs = (compile_program(old.ruleset), compile_program(new.ruleset))
         return cls(old, new, diff, programs)
 
     def causes(self, replay: BundleReplay) -> tuple[DeclarationChange, ...]:
@@ -240,11 +243,12 @@ def replay_all(
     replayer: Replayer, bundles: Iterable[Path], protocol_name: str | None, workers: int
 ) -> Iterator[BundleReplay]:
     """Each bundle's replay, in bundle order, computed in `workers` processes (1 = this
-    process); the bundles are handed to the pool a window at a time.
-
-    """
-    old, new = replayer.programs
+    process); the bundles are handed to the pool a window at a time."""
     if workers <= 1:
+        old, new = replayer.programs or (
+            compile_program(replayer.old.ruleset),
+            compile_program(replayer.new.ruleset),
+        )
         for bundle in bundles:
             yield replay_bundle(old, new, bundle, protocol_name)
         return
