@@ -349,6 +349,34 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         ),
     )
     + _entries(
+        "receipt",
+        "error",
+        (
+            (
+                "RECEIPT_MISMATCH",
+                "`verify-receipt`: a field of an evaluation receipt differs from what the "
+                "check gives now (an input file, the manifest, ruleset or lock hash, the "
+                "evaluator, the verdict, a rule outcome or the report's sha256), located at "
+                "the field",
+            ),
+            (
+                "RECEIPT_MALFORMED",
+                "`verify-receipt`: the file is not an evaluation receipt of a known format",
+            ),
+        ),
+    )
+    + _entries(
+        "replay",
+        "error",
+        (
+            (
+                "REPLAY_LOCK_RULES",
+                "`replay`: a lock was given whose rule files are missing or no longer match "
+                "it; a lock stands for its rule files only unchanged (give the folder) (exit 2)",
+            ),
+        ),
+    )
+    + _entries(
         "any",
         "error",
         (

@@ -129,7 +129,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def _refuse_output_over_inputs(
-    out: Path | None, rules: Sequence[Path], bundle: Path | None = None
+    out: Path | None, rules: Sequence[Path], bundle: Path | None = None, option: str = "--out"
 ) -> None:
     """Exit 2 before any work when `--out` names a rule file the run reads or a path
     inside the bundle it checks: a report must never overwrite what it was made from."""
@@ -139,7 +139,10 @@ def _refuse_output_over_inputs(
     from engine.syntax.load import rule_paths
 
     conflict = output_conflict(
-        out, inputs=rule_paths(list(rules)), folders=[bundle] if bundle is not None else []
+        out,
+        inputs=rule_paths(list(rules)),
+        folders=[bundle] if bundle is not None else [],
+        option=option,
     )
     if conflict is not None:
         raise conflict
@@ -543,6 +546,12 @@ def _protocol_run(
 @strict_option
 @protocol_option
 @lock_option
+@click.option(
+    "--receipt",
+    "receipt",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the evaluation receipt here (`rulecheck verify-receipt` checks it).",
+)
 @command
 def check(
     bundle: Path,
@@ -552,6 +561,7 @@ def check(
     strict: bool,
     protocol_name: str | None,
     lock: Path | None,
+    receipt: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -560,14 +570,138 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    program = _program(rules, lock)
-    protocol = _bundle_protocol(program, bundle, protocol_name)
-    text, code = _protocol_run(program, bundle, protocol, output_format, strict)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, "--receipt")
+    if receipt is not None:
+        text, written, code = _receipt_run(
+            bundle, rules, lock, protocol_name, strict, output_format
+        )
+        _write_output(receipt, written)
+    else:
+        program = _program(rules, lock)
+        protocol = _bundle_protocol(program, bundle, protocol_name)
+        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
     if out is not None:
         _write_output(out, text)
     else:
         click.echo(text, nl=False)
     return code
+
+
+def _receipt_run(
+    bundle: Path,
+    rules: tuple[Path, ...],
+    lock: Path | None,
+    protocol_name: str | None,
+    strict: bool,
+    output_format: str,
+) -> tuple[str, str, int]:
+    """`check --receipt`: the report, the receipt's text and the exit code."""
+    from engine.report.protocol_report import protocol_passed, protocol_text
+    from engine.report.receipt import Invocation, receipt_text, run_with_receipt
+
+    paths = tuple(_default_paths(rules))
+    run = run_with_receipt(Invocation(bundle, paths, lock, protocol_name, strict))
+    if output_format == "json":
+        text = to_json(run.report)
+    else:
+        text = protocol_text(run.result, markdown=output_format == "markdown", strict=strict)
+    code = int(ExitCode.OK if protocol_passed(run.result, strict) else ExitCode.REFUSED)
+    return text, receipt_text(run.receipt), code
+
+
+@main.command("verify-receipt")
+@click.argument("receipt", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@lock_option
+@format_option
+@command
+def verify_receipt(
+    receipt: Path, bundle: Path, rules: tuple[Path, ...], lock: Path | None, output_format: str
+) -> int:
+    """Re-run offline the check an evaluation receipt records (`check --receipt`) on
+    BUNDLE and compare every field; exit 0 only if all match, else 1 with one located
+    RECEIPT_MISMATCH per field that differs."""
+    from engine.report.receipt import verify_receipt as verify
+
+    mismatches = verify(receipt, bundle, _default_paths(rules), lock)
+    if output_format == "json":
+        data = {"ok": not mismatches, "diagnostics": [diagnostic_json(d) for d in mismatches]}
+        click.echo(to_json(data), nl=False)
+    elif mismatches:
+        click.echo(render_all_text(tuple(mismatches)) + "\n", err=True)
+        count = len(mismatches)
+        verb = "does" if count == 1 else "do"
+        click.echo(f"receipt {receipt}: {_count(count, 'field')} {verb} not match")
+    else:
+        click.echo(f"receipt {receipt}: every field matches")
+    return int(ExitCode.REFUSED if mismatches else ExitCode.OK)
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("name", required=False)
+@rules_option
+@protocol_option
+@format_option
+@command
+def explain(
+    bundle: Path,
+    name: str | None,
+    rules: tuple[Path, ...],
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Why the verdict (or the decision, gate, budget or link rule NAME) came out: the
+    decision row, the gates it read, each failing rule's failing (or closest) bindings, the
+    values compared, the input records and their locations, and for each failing bound the
+    smallest change of the counted data that would make it hold."""
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.explain import explain as explain_chain
+    from engine.report.explain import explanation_json, explanation_text
+
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    found = evaluate_protocol(program, bundle, protocol, frozenset())
+    explained = explain_chain(program, found, name)
+    _echo(explanation_text(explained), output_format, explanation_json(explained, bundle))
+    return 0
+
+
+@main.command()
+@click.option(
+    "--old", "old", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK now."
+)
+@click.option(
+    "--new", "new", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK proposed."
+)
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
+@protocol_option
+@format_option
+@command
+def replay(
+    old: Path,
+    new: Path,
+    bundles: tuple[Path, ...],
+    jobs: int,
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Check each BUNDLE under the OLD and the NEW rules (a rule file or folder, or a lock
+    standing for the rule files it was frozen from) and print, bundle by bundle, the
+    verdict under each, every rule outcome that changed and the changed declarations it
+    reads; exit 1 when any verdict flips (2 when a bundle cannot be read)."""
+    from engine.evaluate.replay import Replayer, load_rule_side, replay_all
+    from engine.report.replay_report import ReplayPrinter
+
+    replayer = Replayer.of(load_rule_side(old), load_rule_side(new), jobs)
+    printer = ReplayPrinter(replayer, output_format)
+    click.echo(printer.head(), nl=False)
+    for result in replay_all(printer.replayer, bundles, protocol_name, jobs):
+        click.echo(printer.row(result), nl=False)
+    click.echo(printer.tail(), nl=False)
+    return printer.exit_code()
 
 
 @main.command()
