@@ -137,6 +137,10 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "TRANSITION_OUTCOME_NOT_TERMINAL",
                 "an outcome is given for a state that is not terminal",
             ),
+            (
+                "REPLAY_TABLE",
+                "a `replay_*` builtin names no transition table with a `replay` clause",
+            ),
         ),
     )
     + _entries(

@@ -420,6 +420,24 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplayClause:
+    """`replay KIND by ENTITY on EVENT order ORDER [where ATTR is "V"] [key K] [version V]`:
+    the nodes of KIND (those whose ATTR is V), sorted by ORDER, drive the state of each
+    entity (the value of ENTITY) through the table, the event named by EVENT at a time.
+    KEY is the idempotency key of an event, VERSION the entity version it expects."""
+
+    kind: Ident
+    entity: Ident
+    event: Ident
+    order: Ident
+    where: Ident | None = None
+    where_value: str | None = None
+    key: Ident | None = None
+    version: Ident | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class TransitionsDecl:
     name: Ident
     note: str | None
@@ -430,6 +448,7 @@ class TransitionsDecl:
     moves: tuple[Move, ...]
     outcomes: tuple[Outcome, ...]
     span: Span = _span()
+    replay: ReplayClause | None = None
 
 
 @dataclass(frozen=True, slots=True)

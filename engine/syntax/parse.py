@@ -638,8 +638,11 @@ class _Builder:
         events: list[ast.EventDecl] = []
         moves: list[ast.Move] = []
         outcomes: list[ast.Outcome] = []
+        replays: list[ast.ReplayClause] = []
         for kind, value in clauses:
-            if kind == "terminal":
+            if kind == "replay":
+                replays.append(value)
+            elif kind == "terminal":
                 terminal += value
             elif kind == "settlement":
                 settlement += value
@@ -649,6 +652,15 @@ class _Builder:
                 moves.append(value)
             else:
                 outcomes.append(value)
+        if len(replays) > 1:
+            second = replays[1].span
+            diagnostic = Diagnostic(
+                "SYNTAX_ERROR",
+                f"transition table `{name}` has a second `replay` clause",
+                Location(self.path, second.line, second.column),
+                hint="a table is replayed over one kind of events; declare a second table",
+            )
+            raise _NumberError(diagnostic)
         return ast.TransitionsDecl(
             self._ident(name),
             note,
@@ -659,6 +671,7 @@ class _Builder:
             tuple(moves),
             tuple(outcomes),
             span,
+            replays[0] if replays else None,
         )
 
     def terminal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, list[ast.Ident]]:
@@ -681,6 +694,30 @@ class _Builder:
     def outcome_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Outcome]:
         state, result = (self._ident(t) for t in children)
         return "outcome", ast.Outcome(state, result, span)
+
+    def replay_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, ast.ReplayClause]:
+        kind, entity, event, order, where, key, version = children
+        clause = ast.ReplayClause(
+            self._ident(kind),
+            self._ident(entity),
+            self._ident(event),
+            self._ident(order),
+            where[0] if where else None,
+            where[1] if where else None,
+            key,
+            version,
+            span,
+        )
+        return "replay", clause
+
+    def replay_where(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
+        return self._ident(children[0]), _unquote(children[1])
+
+    def replay_key(self, span: ast.Span, children: list[Token]) -> ast.Ident:
+        return self._ident(children[0])
+
+    def replay_version(self, span: ast.Span, children: list[Token]) -> ast.Ident:
+        return self._ident(children[0])
 
     # -- expressions -----------------------------------------------------------------------
 
