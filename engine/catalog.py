@@ -138,6 +138,14 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "an outcome is given for a state that is not terminal",
             ),
             (
+                "TRANSITION_REOPENED",
+                "a settlement state moves on to a working state, reopening a terminal state",
+            ),
+            (
+                "TRANSITION_POLICY_PATH",
+                "a policy outcome's events are not a walk of legal moves from its state",
+            ),
+            (
                 "REPLAY_TABLE",
                 "a `replay_*` builtin names no transition table with a `replay` clause",
             ),
@@ -292,6 +300,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "CASES_UNKNOWN_NAME",
                 "a rule test case expects an outcome of a rule, decision, graph or protocol "
                 "the rules do not declare (exit 2)",
+            ),
+            (
+                "CONFORMANCE_EXPECTED",
+                "a fixture folder's `expected.yaml` cannot be read or an entry lacks `trace`, "
+                "`conforms` or the `violated` rules (exit 2)",
             ),
         ),
     )

@@ -508,6 +508,49 @@ def _protocol_run(
 
 
 @main.command()
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
+@rules_option
+@format_option
+@protocol_option
+@command
+def conformance(
+    traces: tuple[Path, ...], rules: tuple[Path, ...], output_format: str, protocol_name: str | None
+) -> int:
+    """Check controller traces against the rules' conformance protocol: exit 0 when each
+    conforms, 1 naming, for each finding, the rule, its suite (the rule's source note) and
+    the record (sequence number, entity) it is located at. A TRACE is a bundle folder, or
+    a folder of fixture traces with an `expected.yaml`, each checked against its
+    expectation, ending with `N passed, N failed`. The report carries its own sha256."""
+    from engine.report.conformance_report import (
+        EXPECTED,
+        check_fixtures,
+        check_trace,
+        fixtures_text,
+        trace_text,
+        with_hash,
+    )
+
+    program = _program(rules)
+    reports: list[dict[str, Any]] = []
+    ok = True
+    for path in traces:
+        if (path / EXPECTED).is_file():
+            report = with_hash(check_fixtures(program, path, protocol_name))
+            ok = ok and all(result["passed"] for result in report["results"])
+            text = fixtures_text(report)
+        else:
+            report = with_hash(check_trace(program, path, protocol_name))
+            ok = ok and report["conforms"]
+            text = trace_text(report)
+        reports.append(report)
+        if output_format == "text":
+            click.echo(text, nl=False)
+    if output_format == "json":
+        click.echo(to_json(with_hash({"reports": reports, "passed": ok})), nl=False)
+    return int(ExitCode.OK if ok else ExitCode.REFUSED)
+
+
+@main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
 @report_format_option

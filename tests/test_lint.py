@@ -52,6 +52,21 @@ USAGE_CODES = frozenset(
 
 CASES = (
     Case(
+        "transition_reopened",
+        "TRANSITION_REOPENED",
+        "settlement state `SETTLED` moves to `RUNNING`, which is neither terminal nor "
+        "settlement: a terminal state would reopen",
+        12,
+        3,
+    ),
+    Case(
+        "transition_policy_path",
+        "TRANSITION_POLICY_PATH",
+        "policy `REJECT` has no legal event path: `FAILED` has no move on `finish`",
+        13,
+        40,
+    ),
+    Case(
         "replay_table",
         "REPLAY_TABLE",
         "`replay_step` needs the name of a transition table with a `replay` clause first",

@@ -95,6 +95,7 @@ def check_replay(decl: ast.TransitionsDecl, symbols: SymbolTable) -> list[Diagno
         ("where", replay.where, (_TEXT_LIKE,)),
         ("key", replay.key, (_TEXT_LIKE,)),
         ("version", replay.version, (_NUMERIC,)),
+        *(("content", ident, (_TEXT_LIKE, _NUMERIC, "other")) for ident in replay.over),
     ]
     diagnostics: list[Diagnostic] = []
     for role, ident, families in wanted:

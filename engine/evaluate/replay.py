@@ -5,7 +5,8 @@ the order attribute (ties in graph order), are grouped by the entity attribute; 
 entity starts in the table's initial state and each of its events, in order, is judged:
 
 - *duplicate*: an earlier event of the replay has the same idempotency key and the same
-  content (every attribute but the id and the order attribute): a redelivery;
+  content (the `over` attributes; by default every field but the id, the record key and
+  the order attribute): a redelivery;
 - *conflict*: an earlier event has the same key and other content;
 - *stale*: neither of those, and the event's expected version is given and is not the
   entity's version (the number of events applied to it so far);
@@ -48,6 +49,7 @@ class Machine:
     moves: Mapping[tuple[str, str], str]
     outcomes: Mapping[str, str]
     record_key: tuple[str, ...] = ()  # the kind's `key` field, if it has one
+    over: tuple[str, ...] = ()  # what a redelivery repeats; empty: every field
 
 
 def machine(decl: ast.TransitionsDecl, kind: ast.KindDecl | None = None) -> Machine:
@@ -70,6 +72,7 @@ def machine(decl: ast.TransitionsDecl, kind: ast.KindDecl | None = None) -> Mach
         {(m.source.text, m.event.text): m.target.text for m in decl.moves},
         {o.state.text: o.result.text for o in decl.outcomes},
         (kind.key.text,) if kind is not None and kind.key is not None else (),
+        tuple(ident.text for ident in replay.over),
     )
 
 
@@ -160,7 +163,11 @@ def replay(graph: Graph, spec: Machine) -> Replay:
         duplicate = conflict = stale = False
         key = values.get(spec.key) if spec.key else None
         if key is not None:
-            content = _content(values, skip)
+            content = (
+                hashable([values.get(name) for name in spec.over])
+                if spec.over
+                else _content(values, skip)
+            )
             seen = keys.setdefault(hashable(key), content)
             if seen is not content:
                 duplicate, conflict = seen == content, seen != content

@@ -420,11 +420,24 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyPath:
+    """`policy OUTCOME from STATE via EVENT, ...`: the events a policy outcome records,
+    in order, starting from STATE; each must be a legal move of the table."""
+
+    outcome: Ident
+    source: Ident
+    events: tuple[Ident, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayClause:
     """`replay KIND by ENTITY on EVENT order ORDER [where ATTR is "V"] [key K] [version V]`:
     the nodes of KIND (those whose ATTR is V), sorted by ORDER, drive the state of each
     entity (the value of ENTITY) through the table, the event named by EVENT at a time.
-    KEY is the idempotency key of an event, VERSION the entity version it expects."""
+    KEY is the idempotency key of an event (`over A, B`: the attributes two events with
+    one key must share to be one event delivered twice; by default every field but the
+    id and the order), VERSION the entity version it expects."""
 
     kind: Ident
     entity: Ident
@@ -435,6 +448,7 @@ class ReplayClause:
     key: Ident | None = None
     version: Ident | None = None
     span: Span = _span()
+    over: tuple[Ident, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,6 +463,7 @@ class TransitionsDecl:
     outcomes: tuple[Outcome, ...]
     span: Span = _span()
     replay: ReplayClause | None = None
+    policies: tuple[PolicyPath, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -639,9 +639,12 @@ class _Builder:
         moves: list[ast.Move] = []
         outcomes: list[ast.Outcome] = []
         replays: list[ast.ReplayClause] = []
+        policies: list[ast.PolicyPath] = []
         for kind, value in clauses:
             if kind == "replay":
                 replays.append(value)
+            elif kind == "policy":
+                policies.append(value)
             elif kind == "terminal":
                 terminal += value
             elif kind == "settlement":
@@ -672,6 +675,7 @@ class _Builder:
             tuple(outcomes),
             span,
             replays[0] if replays else None,
+            tuple(policies),
         )
 
     def terminal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, list[ast.Ident]]:
@@ -704,17 +708,26 @@ class _Builder:
             self._ident(order),
             where[0] if where else None,
             where[1] if where else None,
-            key,
+            key[0] if key else None,
             version,
             span,
+            key[1] if key else (),
         )
         return "replay", clause
+
+    def policy_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.PolicyPath]:
+        outcome, source, *events = (self._ident(t) for t in children)
+        return "policy", ast.PolicyPath(outcome, source, tuple(events), span)
 
     def replay_where(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
         return self._ident(children[0]), _unquote(children[1])
 
-    def replay_key(self, span: ast.Span, children: list[Token]) -> ast.Ident:
-        return self._ident(children[0])
+    def replay_key(
+        self, span: ast.Span, children: list[Token | None]
+    ) -> tuple[ast.Ident, tuple[ast.Ident, ...]]:
+        key, *over = children
+        assert key is not None
+        return self._ident(key), tuple(self._ident(t) for t in over if t is not None)
 
     def replay_version(self, span: ast.Span, children: list[Token]) -> ast.Ident:
         return self._ident(children[0])
