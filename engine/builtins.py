@@ -144,6 +144,16 @@ BUILTINS: tuple[Builtin, ...] = (
         None,
     ),
     Builtin(
+        "replay_total",
+        2,
+        "replay_total(TABLE, position)",
+        "the ledger's unit",
+        "the running total of `TABLE`'s replay ledger once every event at or before "
+        "`position` is replayed: the sum of the `ledger` attribute over the applied events "
+        "(0 before any), what a recorded ledger snapshot must show",
+        None,
+    ),
+    Builtin(
         "line_count",
         1,
         "line_count(text)",

@@ -201,6 +201,12 @@ def test_replay_misuse_is_reported_where_it_is() -> None:
             "TYPE_MISMATCH",
             "`replay_at` needs a position (a number or text) third, found bool",
         ),
+        (
+            37,
+            20,
+            "REPLAY_TABLE",
+            "`replay_total` needs a table whose `replay` clause keeps a `ledger`",
+        ),
     ]
 
 

@@ -41,8 +41,15 @@ REPLAY_ENTRIES: dict[str, tuple[str, ...]] = {
     ),
     "replay_entities": (),
     "replay_at": (),
+    "replay_total": (),
 }
-REPLAY_ARITY = {"replay_step": 2, "replay_entity": 2, "replay_entities": 1, "replay_at": 3}
+REPLAY_ARITY = {
+    "replay_step": 2,
+    "replay_entity": 2,
+    "replay_entities": 1,
+    "replay_at": 3,
+    "replay_total": 2,
+}
 
 # What each clause attribute may be declared as: the type names of `attr`.
 _TEXT_LIKE = "text"
@@ -95,6 +102,7 @@ def check_replay(decl: ast.TransitionsDecl, symbols: SymbolTable) -> list[Diagno
         ("where", replay.where, (_TEXT_LIKE,)),
         ("key", replay.key, (_TEXT_LIKE,)),
         ("version", replay.version, (_NUMERIC,)),
+        ("ledger", replay.ledger, (_NUMERIC,)),
         *(("content", ident, (_TEXT_LIKE, _NUMERIC, "other")) for ident in replay.over),
     ]
     diagnostics: list[Diagnostic] = []

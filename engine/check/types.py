@@ -808,11 +808,37 @@ class TypeChecker:
                 f"`replay_at` needs a position (a number or text) third, found {args[1].render()}",
                 rest[1].span,
             )
+        if func == "replay_total":
+            return self._replay_total(node, replay, args[0], rest[0].span)
         if func == "replay_entities":
             return TEXT_LIST
         if func == "replay_at":
             return TEXT
         return Type("map", element=ANY)
+
+    def _replay_total(
+        self, node: ast.Call, replay: ast.ReplayClause, position: Type, span: ast.Span
+    ) -> Type:
+        """`replay_total(TABLE, position)`: the table's replay keeps a `ledger`; the total
+        has the ledger attribute's unit."""
+        if position.tag not in ("number", "text", "any"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`replay_total` needs a position (a number or text) second, found "
+                f"{position.render()}",
+                span,
+            )
+        kind = self.symbols.kinds.get(replay.kind.text)
+        if replay.ledger is None or kind is None:
+            self.error(
+                "REPLAY_TABLE",
+                "`replay_total` needs a table whose `replay` clause keeps a `ledger`",
+                node.args[0].span,
+            )
+            return ANY
+        attrs = {a.name.text: a.type for a in kind.attrs}
+        found = attrs.get(replay.ledger.text)
+        return self.declared_type(found) if found is not None else ANY
 
     def _having_keys(
         self, keys: ast.Expr, kind: str | None, scope: dict[str, Type], constant: bool

@@ -50,6 +50,7 @@ class Machine:
     outcomes: Mapping[str, str]
     record_key: tuple[str, ...] = ()  # the kind's `key` field, if it has one
     over: tuple[str, ...] = ()  # what a redelivery repeats; empty: every field
+    ledger: str | None = None  # the number each applied event adds to the running total
 
 
 def machine(decl: ast.TransitionsDecl, kind: ast.KindDecl | None = None) -> Machine:
@@ -73,6 +74,7 @@ def machine(decl: ast.TransitionsDecl, kind: ast.KindDecl | None = None) -> Mach
         {o.state.text: o.result.text for o in decl.outcomes},
         (kind.key.text,) if kind is not None and kind.key is not None else (),
         tuple(ident.text for ident in replay.over),
+        replay.ledger.text if replay.ledger else None,
     )
 
 
@@ -101,6 +103,9 @@ class Replay:
     steps: dict[Any, Step | str]
     entities: dict[str, EntityTrace]
     problem: str | None
+    # The ledger's running total after each event, by order value (for `replay_total`).
+    positions: tuple[Any, ...] = ()
+    totals: tuple[Any, ...] = ()
 
 
 def _family(value: Any) -> str | None:
@@ -148,8 +153,13 @@ def replay(graph: Graph, spec: Machine) -> Replay:
     keys: dict[Any, Any] = {}
     attrs = graph.attrs
     skip = frozenset({"id", spec.order, *spec.record_key})
+    running: Any = 0
+    positions: list[Any] = []
+    totals: list[Any] = []
     for node in events:
         values = attrs[node]
+        positions.append(values.get(spec.order))
+        totals.append(running)
         entity, name = values.get(spec.entity), values.get(spec.event)
         if not isinstance(entity, str) or not isinstance(name, str):
             steps[node] = (
@@ -191,6 +201,10 @@ def replay(graph: Graph, spec: Machine) -> Replay:
             trace.version,
             trace.events,
         )
+        if applied and spec.ledger is not None:
+            amount = values.get(spec.ledger)
+            if amount.__class__ in NUMBER_TYPES:
+                running = totals[-1] = running + amount
         if applied and target is not None:
             trace.state = target
             trace.version += 1
@@ -198,7 +212,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
         trace.events += 1
         trace.positions.append(values.get(spec.order))
         trace.states.append(trace.state)
-    return Replay(steps, entities, problem)
+    return Replay(steps, entities, problem, tuple(positions), tuple(totals))
 
 
 def _replay(ctx: Context, spec: Machine) -> Replay:
@@ -262,6 +276,18 @@ def replay_entity(ctx: Context, spec: Machine, entity: Any) -> dict[str, Any]:
 def replay_entities(ctx: Context, spec: Machine) -> list[str]:
     """Every entity the replay drove, in the order of its first event."""
     return list(_replay(ctx, spec).entities)
+
+
+def replay_total(ctx: Context, spec: Machine, position: Any) -> Any:
+    """The ledger's running total once every event ordered at or before `position` is
+    replayed: the sum of the `ledger` attribute over the applied events (0 before any)."""
+    found = _replay(ctx, spec)
+    if found.positions and _family(position) != _family(found.positions[0]):
+        raise EvaluationError(
+            f"`replay_total` compares a position with `{spec.order}`, found {position!r}"
+        )
+    place = bisect.bisect_right(found.positions, position)
+    return found.totals[place - 1] if place else 0
 
 
 def replay_at(ctx: Context, spec: Machine, entity: Any, position: Any) -> str:

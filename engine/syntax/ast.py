@@ -437,7 +437,8 @@ class ReplayClause:
     entity (the value of ENTITY) through the table, the event named by EVENT at a time.
     KEY is the idempotency key of an event (`over A, B`: the attributes two events with
     one key must share to be one event delivered twice; by default every field but the
-    id and the order), VERSION the entity version it expects."""
+    id and the order), VERSION the entity version it expects. LEDGER is a number each
+    applied event adds to the replay's running total."""
 
     kind: Ident
     entity: Ident
@@ -449,6 +450,7 @@ class ReplayClause:
     version: Ident | None = None
     span: Span = _span()
     over: tuple[Ident, ...] = ()
+    ledger: Ident | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -524,6 +524,7 @@ def _transition_clauses(decl: ast.TransitionsDecl, block: _Block) -> None:
         text += f" key {replay.key.text}" if replay.key else ""
         text += f" over {_names(replay.over)}" if replay.over else ""
         text += f" version {replay.version.text}" if replay.version else ""
+        text += f" ledger {replay.ledger.text}" if replay.ledger else ""
         block.piece(block.add(text), replay.span)
 
 

@@ -700,7 +700,7 @@ class _Builder:
         return "outcome", ast.Outcome(state, result, span)
 
     def replay_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, ast.ReplayClause]:
-        kind, entity, event, order, where, key, version = children
+        kind, entity, event, order, where, key, version, ledger = children
         clause = ast.ReplayClause(
             self._ident(kind),
             self._ident(entity),
@@ -712,6 +712,7 @@ class _Builder:
             version,
             span,
             key[1] if key else (),
+            ledger,
         )
         return "replay", clause
 
@@ -730,6 +731,9 @@ class _Builder:
         return self._ident(key), tuple(self._ident(t) for t in over if t is not None)
 
     def replay_version(self, span: ast.Span, children: list[Token]) -> ast.Ident:
+        return self._ident(children[0])
+
+    def replay_ledger(self, span: ast.Span, children: list[Token]) -> ast.Ident:
         return self._ident(children[0])
 
     # -- expressions -----------------------------------------------------------------------
