@@ -139,6 +139,11 @@ def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
     return [events[i] for i in order], None
 
 
+def _plain(value: Any) -> Any:
+    """A hashable stand-in for a value, converting only lists and maps (most are texts)."""
+    return hashable(value) if isinstance(value, list | dict) else value
+
+
 def _content(values: dict[str, Any], skip: frozenset[str]) -> Any:
     """What a redelivery repeats: every field of the record but its id, its key field and
     its order (and the graph's own `@` entries)."""
@@ -174,7 +179,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
         key = values.get(spec.key) if spec.key else None
         if key is not None:
             content = (
-                hashable([values.get(name) for name in spec.over])
+                tuple(_plain(values.get(name)) for name in spec.over)
                 if spec.over
                 else _content(values, skip)
             )

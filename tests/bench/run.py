@@ -376,6 +376,15 @@ def inspect_section() -> str:
     return inspect_bench.section(10_000)
 
 
+@section("conformance")
+def conformance_section() -> str:
+    """The replay of a generated 100,000-event controller trace, and `rulecheck conformance`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import conformance_bench
+
+    return conformance_bench.section((10_000, 100_000))
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
