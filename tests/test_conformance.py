@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
+from engine.evaluate.runtime import json_sha256
 from engine.ruleset import load_ruleset
-from tests import conformance_builder
+from tests import conformance_builder, trials_builder
 from tests.cli_run import REPO, CliRun
 
 FIXTURES = REPO / "controls" / "conformance"
@@ -102,9 +103,11 @@ def test_a_conforming_trace_exits_0_and_the_report_hash_does_not_depend_on_the_p
     shutil.copytree(trace, tmp_path / "elsewhere")
     second = CliRun(["conformance", str(tmp_path / "elsewhere"), "--format", "json"])
     (one,), (two,) = first.data["reports"], second.data["reports"]
-    assert one["conforms"] is True and one["findings"] == []
+    assert one["report"]["conforms"] is True and one["report"]["findings"] == []
     assert one["report_sha256"] == two["report_sha256"]
-    assert len(one["report_sha256"]) == 64
+    assert one["trace"] != two["trace"]
+    # The hash is what `json_sha256` of the report gives in the rules.
+    assert one["report_sha256"] == json_sha256(one["report"])
 
 
 def test_a_trace_whose_expectation_differs_fails_with_what_differs(tmp_path: Path) -> None:
@@ -153,3 +156,25 @@ def test_the_fixtures_are_what_the_builder_writes(tmp_path: Path) -> None:
         )
         assert not mismatch and not errors, (current.left, mismatch)
         pending += current.subdirs.values()
+
+
+def test_measured_trials_need_the_passing_report_the_manifest_names(tmp_path: Path) -> None:
+    """Seed 001's gate through the real flow: `rulecheck conformance --format json` on a
+    trace, its report and hash embedded in the trial set's manifest, `rulecheck check`."""
+    for trace, verdict in (
+        ("reference", "COMPARABLE"),
+        ("event_replay/duplicate_applied", "CONTROLLER_NOT_CONFORMANT"),
+    ):
+        run = CliRun(["conformance", str(FIXTURES / trace), "--format", "json"])
+        (report,) = run.data["reports"]
+        documents = trials_builder.bundle()
+        documents["oracle"]["controller"] = {
+            "version": "controller-under-test-2.1",
+            "conformance_report": report["report"],
+            "conformance_report_sha256": report["report_sha256"],
+        }
+        folder = tmp_path / trace.replace("/", "_")
+        trials_builder.write(folder, documents)
+        checked = _check(folder)
+        assert checked["verdict"] == verdict, trace
+        assert checked["passed"] is (verdict == "COMPARABLE")

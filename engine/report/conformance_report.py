@@ -43,8 +43,12 @@ def _record_at(documents: dict[str, Any], location: dict[str, Any]) -> Any:
 
 
 def check_trace(program: Any, bundle: Path, protocol_name: str | None) -> dict[str, Any]:
-    """One trace bundle checked: whether it conforms and each finding with its rule's note
-    and record."""
+    """One trace bundle checked, as a report: whether it conforms and each finding with
+    its rule's note and record."""
+    return with_hash({"trace": str(bundle)}, _trace_body(program, bundle, protocol_name))
+
+
+def _trace_body(program: Any, bundle: Path, protocol_name: str | None) -> dict[str, Any]:
     protocol = bundle_protocol(program, bundle, protocol_name)
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
     data = protocol_json(found)
@@ -65,7 +69,6 @@ def check_trace(program: Any, bundle: Path, protocol_name: str | None) -> dict[s
             }
         )
     return {
-        "trace": str(bundle),
         "protocol": data["protocol"]["name"],
         "documents": {k: v.get("sha256") for k, v in sorted(data["documents"].items())},
         "ruleset_hash": data["ruleset_hash"],
@@ -74,16 +77,13 @@ def check_trace(program: Any, bundle: Path, protocol_name: str | None) -> dict[s
     }
 
 
-# Where the command was run from is no part of what was found: the folders given are
-# left out of the hash, which covers the documents' sha256, the rules and the findings.
-_UNHASHED = frozenset({"report_sha256", "trace", "fixtures"})
-
-
-def with_hash(report: dict[str, Any]) -> dict[str, Any]:
-    """The report with `report_sha256`: the sha256 of its canonical JSON without it (and
-    without the paths it was given)."""
-    body = {k: v for k, v in report.items() if k not in _UNHASHED}
-    return {**report, "report_sha256": hashlib.sha256(canonical_json(body)).hexdigest()}
+def with_hash(where: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    """A report: where it was run (the folders given, no part of what was found), its body,
+    and `report_sha256`, the sha256 of the body's canonical JSON and a newline: what
+    `json_sha256(report)` gives in the rules, so a manifest that embeds a report can
+    check the hash it names."""
+    digest = hashlib.sha256(canonical_json(body) + b"\n").hexdigest()
+    return {**where, "report": body, "report_sha256": digest}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,8 @@ def check_fixtures(program: Any, folder: Path, protocol_name: str | None) -> dic
     """Every trace `folder/expected.yaml` lists, checked against its expectation."""
     results = []
     for expected in read_expected(folder):
-        trace = check_trace(program, folder / expected.trace, protocol_name)
+        checked = check_trace(program, folder / expected.trace, protocol_name)
+        trace = checked["report"]
         violated = tuple(sorted({f["rule"] for f in trace["findings"]}))
         held = trace["conforms"] == expected.conforms and violated == expected.violated
         results.append(
@@ -147,10 +148,10 @@ def check_fixtures(program: Any, folder: Path, protocol_name: str | None) -> dic
                 "passed": held,
                 "expected": {"conforms": expected.conforms, "violated": list(expected.violated)},
                 "observed": {"conforms": trace["conforms"], "violated": list(violated)},
-                "report_sha256": with_hash(trace)["report_sha256"],
+                "report_sha256": checked["report_sha256"],
             }
         )
-    return {"fixtures": str(folder), "results": results}
+    return with_hash({"fixtures": str(folder)}, {"results": results})
 
 
 def _finding_lines(finding: dict[str, Any]) -> list[str]:
@@ -165,11 +166,12 @@ def _finding_lines(finding: dict[str, Any]) -> list[str]:
 
 def trace_text(report: dict[str, Any]) -> str:
     """A trace's report as text: verdict, each finding, the report's hash."""
-    verdict = "CONFORMS" if report["conforms"] else "DOES NOT CONFORM"
-    lines = [f"{verdict}: {report['trace']} (protocol {report['protocol']})"]
-    for finding in report["findings"]:
+    body = report["report"]
+    verdict = "CONFORMS" if body["conforms"] else "DOES NOT CONFORM"
+    lines = [f"{verdict}: {report['trace']} (protocol {body['protocol']})"]
+    for finding in body["findings"]:
         lines += _finding_lines(finding)
-    lines.append(f"  ruleset {report['ruleset_hash']}")
+    lines.append(f"  ruleset {body['ruleset_hash']}")
     lines.append(f"  report sha256 {report['report_sha256']}")
     return "\n".join(lines) + "\n"
 
@@ -177,14 +179,15 @@ def trace_text(report: dict[str, Any]) -> str:
 def fixtures_text(report: dict[str, Any]) -> str:
     """Each fixture trace PASS or FAIL (with what differs), then `N passed, N failed`."""
     lines = []
-    for result in report["results"]:
+    results = report["report"]["results"]
+    for result in results:
         lines.append(f"{'PASS' if result['passed'] else 'FAIL'} {result['trace']}")
         if not result["passed"]:
             lines.append(f"  - expected {_outcome(result['expected'])}")
             lines.append(f"  + observed {_outcome(result['observed'])}")
-    passed = sum(1 for r in report["results"] if r["passed"])
+    passed = sum(1 for r in results if r["passed"])
     lines.append(f"report sha256 {report['report_sha256']}")
-    lines.append(f"{passed} passed, {len(report['results']) - passed} failed")
+    lines.append(f"{passed} passed, {len(results) - passed} failed")
     return "\n".join(lines) + "\n"
 
 
