@@ -520,7 +520,8 @@ def conformance(
     conforms, 1 naming, for each finding, the rule, its suite (the rule's source note) and
     the record (sequence number, entity) it is located at. A TRACE is a bundle folder, or
     a folder of fixture traces with an `expected.yaml`, each checked against its
-    expectation, ending with `N passed, N failed`. The report carries its own sha256."""
+    expectation, ending with `N passed, N failed`; a file stands for the folder holding
+    it. The report carries its own sha256."""
     from engine.report.conformance_report import (
         EXPECTED,
         check_fixtures,
@@ -532,7 +533,8 @@ def conformance(
     program = _program(rules)
     reports: list[dict[str, Any]] = []
     ok = True
-    for path in traces:
+    for given in traces:
+        path = given.parent if given.is_file() else given  # a trace file: its bundle folder
         if (path / EXPECTED).is_file():
             report = check_fixtures(program, path, protocol_name)
             ok = ok and all(result["passed"] for result in report["report"]["results"])

@@ -138,6 +138,12 @@ def test_a_malformed_expectation_is_a_usage_error(tmp_path: Path) -> None:
     assert diagnostic["code"] == "CONFORMANCE_EXPECTED"
 
 
+def test_a_trace_file_stands_for_its_folder() -> None:
+    run = CliRun(["conformance", str(FIXTURES / "recovery" / "conforming" / "trace.jsonl")])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.startswith("CONFORMS: ")
+
+
 def test_a_folder_without_a_trace_is_a_usage_error(tmp_path: Path) -> None:
     run = CliRun(["conformance", str(tmp_path)])
     run.assert_clean()
@@ -178,3 +184,12 @@ def test_measured_trials_need_the_passing_report_the_manifest_names(tmp_path: Pa
         checked = _check(folder)
         assert checked["verdict"] == verdict, trace
         assert checked["passed"] is (verdict == "COMPARABLE")
+
+
+def test_a_malformed_trace_is_refused_where_it_is_malformed(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").write_text('{"id": "r1", "seq": "one", "type": "event"}\n')
+    run = CliRun(["conformance", str(tmp_path), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 1
+    (diagnostic,) = run.data["diagnostics"]
+    assert (diagnostic["code"], diagnostic["location"]["pointer"]) == ("ATTR_TYPE", "/0/seq")

@@ -179,7 +179,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
         key = values.get(spec.key) if spec.key else None
         if key is not None:
             content = (
-                tuple(_plain(values.get(name)) for name in spec.over)
+                tuple(_plain(values.get(field)) for field in spec.over)
                 if spec.over
                 else _content(values, skip)
             )
