@@ -103,6 +103,57 @@ BUILTINS: tuple[Builtin, ...] = (
         None,
     ),
     Builtin(
+        "replay_step",
+        2,
+        "replay_step(TABLE, e)",
+        "map",
+        "how the `replay` of transition table `TABLE` judged its event `e`: `entity`, "
+        "`event`, `before` and `after` (states), `applied`, `legal` (the table has the move), "
+        "`duplicate` and `conflict` (an earlier event has its idempotency key, with the same "
+        "or other content), `stale` (its expected version is not the entity's), `version` "
+        "(the entity's, before), `position` (among the entity's events, from 0), `terminal`; "
+        "the replay runs once per graph, one sort and one pass",
+        None,
+    ),
+    Builtin(
+        "replay_entity",
+        2,
+        "replay_entity(TABLE, id)",
+        "map",
+        "entity `id` at the end of `TABLE`'s replay: `state`, `version` (events applied), "
+        "`events` (seen), `applied`, `terminal`, `settled` (ever in a settlement state), "
+        "`outcome` (of its state, or null), `history` (the states it passed through); an "
+        "entity no event names is in the initial state",
+        None,
+    ),
+    Builtin(
+        "replay_entities",
+        1,
+        "replay_entities(TABLE)",
+        "list of text",
+        "every entity `TABLE`'s replay drove, in the order of its first event",
+        None,
+    ),
+    Builtin(
+        "replay_at",
+        3,
+        "replay_at(TABLE, id, position)",
+        "text",
+        "the state of entity `id` once its events ordered at or before `position` are "
+        "replayed (the initial state before its first): what a recorded snapshot must show",
+        None,
+    ),
+    Builtin(
+        "replay_total",
+        2,
+        "replay_total(TABLE, position)",
+        "the ledger's unit",
+        "the running total of `TABLE`'s replay ledger once every event at or before "
+        "`position` is replayed: the sum of the `ledger` attribute over the applied events "
+        "(0 before any), what a recorded ledger snapshot must show",
+        None,
+    ),
+    Builtin(
         "line_count",
         1,
         "line_count(text)",

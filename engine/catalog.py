@@ -137,6 +137,18 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "TRANSITION_OUTCOME_NOT_TERMINAL",
                 "an outcome is given for a state that is not terminal",
             ),
+            (
+                "TRANSITION_REOPENED",
+                "a settlement state moves on to a working state, reopening a terminal state",
+            ),
+            (
+                "TRANSITION_POLICY_PATH",
+                "a policy outcome's events are not a walk of legal moves from its state",
+            ),
+            (
+                "REPLAY_TABLE",
+                "a `replay_*` builtin names no transition table with a `replay` clause",
+            ),
         ),
     )
     + _entries(
@@ -293,6 +305,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "CONTROLS_UNKNOWN_NAME",
                 "an expected-result table of controls names a case no case file holds, or an "
                 "owning control the table does not list (exit 2)",
+            ),
+            (
+                "CONFORMANCE_EXPECTED",
+                "a fixture folder's `expected.yaml` cannot be read or an entry lacks `trace`, "
+                "`conforms` or the `violated` rules (exit 2)",
             ),
         ),
     )

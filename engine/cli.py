@@ -539,6 +539,50 @@ def _protocol_run(
 
 
 @main.command()
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
+@rules_option
+@format_option
+@protocol_option
+@command
+def conformance(
+    traces: tuple[Path, ...], rules: tuple[Path, ...], output_format: str, protocol_name: str | None
+) -> int:
+    """Check controller traces against the rules' conformance protocol: exit 0 when each
+    conforms, 1 naming, for each finding, the rule, its suite (the rule's source note) and
+    the record (sequence number, entity) it is located at. A TRACE is a bundle folder, or
+    a folder of fixture traces with an `expected.yaml`, each checked against its
+    expectation, ending with `N passed, N failed`; a file stands for the folder holding
+    it. The report carries its own sha256."""
+    from engine.report.conformance_report import (
+        EXPECTED,
+        check_fixtures,
+        check_trace,
+        fixtures_text,
+        trace_text,
+    )
+
+    program = _program(rules)
+    reports: list[dict[str, Any]] = []
+    ok = True
+    for given in traces:
+        path = given.parent if given.is_file() else given  # a trace file: its bundle folder
+        if (path / EXPECTED).is_file():
+            report = check_fixtures(program, path, protocol_name)
+            ok = ok and all(result["passed"] for result in report["report"]["results"])
+            text = fixtures_text(report)
+        else:
+            report = check_trace(program, path, protocol_name)
+            ok = ok and report["report"]["conforms"]
+            text = trace_text(report)
+        reports.append(report)
+        if output_format == "text":
+            click.echo(text, nl=False)
+    if output_format == "json":
+        click.echo(to_json({"reports": reports, "passed": ok}), nl=False)
+    return int(ExitCode.OK if ok else ExitCode.REFUSED)
+
+
+@main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
 @report_format_option
@@ -692,7 +736,7 @@ def replay(
     standing for the rule files it was frozen from) and print, bundle by bundle, the
     verdict under each, every rule outcome that changed and the changed declarations it
     reads; exit 1 when any verdict flips (2 when a bundle cannot be read)."""
-    from engine.evaluate.replay import Replayer, load_rule_side, replay_all
+    from engine.evaluate.rule_replay import Replayer, load_rule_side, replay_all
     from engine.report.replay_report import ReplayPrinter
 
     replayer = Replayer.of(load_rule_side(old), load_rule_side(new), jobs)

@@ -20,7 +20,7 @@ import yaml
 
 from engine.pointer import pointer_tokens
 from tests.cli_run import REPO, CliRun
-from tests.test_replay import _variants
+from tests.test_rule_replay import _variants
 
 CASES = sorted((REPO / "tests" / "data" / "explain").glob("*.yaml"))
 

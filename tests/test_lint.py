@@ -52,6 +52,28 @@ USAGE_CODES = frozenset(
 
 CASES = (
     Case(
+        "transition_reopened",
+        "TRANSITION_REOPENED",
+        "settlement state `SETTLED` moves to `RUNNING`, which is neither terminal nor "
+        "settlement: a terminal state would reopen",
+        12,
+        3,
+    ),
+    Case(
+        "transition_policy_path",
+        "TRANSITION_POLICY_PATH",
+        "policy `REJECT` has no legal event path: `FAILED` has no move on `finish`",
+        13,
+        40,
+    ),
+    Case(
+        "replay_table",
+        "REPLAY_TABLE",
+        "`replay_step` needs the name of a transition table with a `replay` clause first",
+        16,
+        23,
+    ),
+    Case(
         "protocol_clause",
         "PROTOCOL_CLAUSE",
         "protocol `shop` needs exactly one `graph` clause, found 2",
@@ -586,7 +608,7 @@ def test_every_check_code_has_a_case() -> None:
 
 def test_every_data_file_is_used() -> None:
     used = {case.file for case in CASES} | {"clean", "three_errors", "kind_cycle_is_fine"}
-    used.add("next_by_misuse")
+    used |= {"next_by_misuse", "replay_misuse"}
     assert {path.stem for path in DATA.glob("*.rules")} == used
 
 

@@ -194,6 +194,9 @@ REGISTRY: tuple[Threshold, ...] = (
     T("target_min_changed_components", "3", None, "001 Fixed target"),
     T("target_min_disjoint_write_scope_changes", "2", None, "001 Fixed target"),
     T("target_min_integration_dependencies", "1", None, "001 Fixed target"),
+    # ---- 001 Attempt and Accounting: the seed asks for conservative settlement of missing
+    # final usage and leaves its bound to the protocol; the rules state it.
+    T("conservative_settlement_share", "100", "%", "001 Attempt and Accounting"),
     # ---- 001 Independent oracle: bidirectional coverage ---------------------------------
     T("min_criteria_per_check", "1", None, "001 Independent oracle"),
     T("non_test_oracles_per_criterion", "1", None, "001 Independent oracle"),

@@ -11,6 +11,7 @@ running rulecheck. Tests build edited copies with `bundle()` + `write()`.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import sys
 from fractions import Fraction
@@ -176,6 +177,36 @@ EXPECTED_ARMS: dict[str, tuple[Any, ...]] = {
 }
 
 
+CONTROLLER_VERSION = "reference-controller-1.0"
+CONFORMANCE_TRACE = ROOT / "controls" / "conformance" / "reference"
+
+
+@functools.cache
+def _conformance_report() -> tuple[dict[str, Any], str]:
+    """The conformance report of the reference controller trace under the shipped rules,
+    as `rulecheck conformance --format json` writes it: an input the manifest freezes
+    (like a calibration outcome), not an expected result."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from engine.evaluate.program import compile_program
+    from engine.report.conformance_report import check_trace
+    from engine.ruleset import load_ruleset
+
+    program = compile_program(load_ruleset([ROOT / "rules"]))
+    report = check_trace(program, CONFORMANCE_TRACE, None)
+    return report["report"], report["report_sha256"]
+
+
+def controller_release() -> dict[str, Any]:
+    """The manifest's `controller` block: version, conformance report and its hash."""
+    report, digest = _conformance_report()
+    return {
+        "version": CONTROLLER_VERSION,
+        "conformance_report": copy.deepcopy(report),
+        "conformance_report_sha256": digest,
+    }
+
+
 def bundle() -> dict[str, Any]:
     """The three documents as data: `oracle`, `trials` and `results` (fresh copies)."""
     trials = []
@@ -210,7 +241,8 @@ def bundle() -> dict[str, Any]:
                         "environment_image": IMAGE,
                     }
                 )
-    return {"oracle": copy.deepcopy(ORACLE), "trials": trials, "results": results}
+    oracle = {**copy.deepcopy(ORACLE), "controller": controller_release()}
+    return {"oracle": oracle, "trials": trials, "results": results}
 
 
 class _NoAliases(yaml.SafeDumper):

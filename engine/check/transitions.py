@@ -101,6 +101,65 @@ def check_transitions(decl: ast.TransitionsDecl) -> list[Diagnostic]:
                 )
     errors += _graph_errors(decl, terminal | settlement)
     errors += _outcome_errors(decl, terminal - settlement)
+    errors += _reopen_errors(decl, terminal, settlement)
+    errors += _policy_errors(decl, {key: moves[0].target.text for key, moves in targets.items()})
+    return errors
+
+
+def _reopen_errors(
+    decl: ast.TransitionsDecl, terminal: set[str], settlement: set[str]
+) -> list[Diagnostic]:
+    """A settlement state is the only exit of a terminal state; moving on from it to a
+    working state would reopen the terminal state through the back door."""
+    return [
+        Diagnostic(
+            "TRANSITION_REOPENED",
+            f"settlement state `{move.source.text}` moves to `{move.target.text}`, which is "
+            "neither terminal nor settlement: a terminal state would reopen",
+            location(move.span),
+            rule=decl.name.text,
+        )
+        for move in decl.moves
+        if move.source.text in settlement
+        and move.source.text not in terminal
+        and move.target.text not in terminal | settlement
+    ]
+
+
+def _policy_errors(
+    decl: ast.TransitionsDecl, moves: dict[tuple[str, str], str]
+) -> list[Diagnostic]:
+    """Each `policy OUTCOME from STATE via E1, E2, ...` must be a walk of legal moves."""
+    errors: list[Diagnostic] = []
+    known = set(states(decl))
+    for policy in decl.policies:
+        state = policy.source.text
+        if state not in known:
+            errors.append(
+                Diagnostic(
+                    "TRANSITION_POLICY_PATH",
+                    f"policy `{policy.outcome.text}` starts from `{state}`, which is no state "
+                    f"of `{decl.name.text}`",
+                    location(policy.source.span),
+                    hint=did_you_mean(state, known),
+                    rule=decl.name.text,
+                )
+            )
+            continue
+        for event in policy.events:
+            target = moves.get((state, event.text))
+            if target is None:
+                errors.append(
+                    Diagnostic(
+                        "TRANSITION_POLICY_PATH",
+                        f"policy `{policy.outcome.text}` has no legal event path: `{state}` "
+                        f"has no move on `{event.text}`",
+                        location(event.span),
+                        rule=decl.name.text,
+                    )
+                )
+                break
+            state = target
     return errors
 
 

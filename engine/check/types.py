@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from engine.builtins import BY_NAME as BUILTINS
 from engine.check.kinds import check_kind, check_within
 from engine.check.protocols import check_protocol
+from engine.check.replay import REPLAY_ARITY, REPLAY_ENTRIES, check_replay, replayed_tables
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.syntax import ast
@@ -162,8 +163,12 @@ class TypeChecker:
                 self.diagnostics += facts.diagnostics
                 self.info.references |= facts.references
                 self.info.attached = facts.attached
-            case ast.DecisionDecl() | ast.TransitionsDecl():
-                pass  # checked by their own modules
+            case ast.TransitionsDecl():
+                self.diagnostics += check_replay(decl, self.symbols)
+                if decl.replay is not None and decl.replay.kind.text in self.symbols.kinds:
+                    self.info.references.add(decl.replay.kind.text)
+            case ast.DecisionDecl():
+                pass  # checked by its own module
             case _:  # pragma: no cover
                 raise TypeError(f"unsupported declaration {type(decl).__name__}")
         return self.info
@@ -461,6 +466,17 @@ class TypeChecker:
         return self._unify(found, node.span) if found else ANY
 
     def _map_key(self, node: ast.Attribute) -> None:
+        target = node.target
+        if isinstance(target, ast.Call) and REPLAY_ENTRIES.get(target.func):
+            entries = REPLAY_ENTRIES[target.func]
+            if target.func not in self.symbols.metrics and node.name not in entries:
+                self.error(
+                    "UNKNOWN_ATTRIBUTE",
+                    f"`{target.func}` has no entry `{node.name}`",
+                    node.span,
+                    did_you_mean(node.name, entries) or "entries: " + ", ".join(entries),
+                )
+            return
         if not isinstance(node.target, ast.Name):
             return
         decl = self.symbols.declarations.get(node.target.id)
@@ -523,6 +539,8 @@ class TypeChecker:
             return self._having(node, scope, constant)
         if node.func == "next_by" and node.func not in self.symbols.metrics:
             return self._next_by(node, scope, constant)
+        if node.func in REPLAY_ARITY and node.func not in self.symbols.metrics:
+            return self._replay(node, scope, constant)
         args = [self.expr(arg, scope, constant) for arg in node.args]
         metric = self.symbols.metrics.get(node.func)
         if metric is not None:
@@ -730,6 +748,97 @@ class TypeChecker:
                 subject.span,
             )
         return found
+
+    def _replay(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:
+        """`replay_step(TABLE, e)`, `replay_entity(TABLE, id)`, `replay_entities(TABLE)`,
+        `replay_at(TABLE, id, position)`: TABLE names a transition table with a `replay`
+        clause; the rule then reads the table and the kind of its events."""
+        func, arity = node.func, REPLAY_ARITY[node.func]
+        if len(node.args) != arity:
+            for arg in node.args:
+                self.expr(arg, scope, constant)
+            self.error(
+                "ARITY_MISMATCH",
+                f"`{func}` takes {arity} argument{'s' if arity > 1 else ''}, got {len(node.args)}",
+                node.span,
+            )
+            return ANY
+        table, *rest = node.args
+        args = [self.expr(arg, scope, constant) for arg in rest]
+        tables = replayed_tables(self.symbols)
+        if not (isinstance(table, ast.Name) and table.id not in scope and table.id in tables):
+            shown = table.id if isinstance(table, ast.Name) else None
+            self.error(
+                "REPLAY_TABLE",
+                f"`{func}` needs the name of a transition table with a `replay` clause first",
+                table.span,
+                (did_you_mean(shown, tables) if shown is not None else None)
+                or ("tables with a replay: " + ", ".join(sorted(tables)) if tables else None),
+            )
+            return ANY
+        if constant:
+            self.error("NOT_CONSTANT", f"a constant may not replay `{table.id}`", node.span)
+            return ANY
+        replay = tables[table.id].replay
+        assert replay is not None
+        self.info.references.add(table.id)
+        if replay.kind.text in self.symbols.kinds:
+            self.info.references.add(replay.kind.text)
+            self.info.kinds.add(replay.kind.text)
+        event = args[0] if args else ANY
+        if func == "replay_step" and not (
+            event.tag in ("any", "null")
+            or (event.tag == "node" and set(event.kinds) <= {replay.kind.text})
+        ):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`replay_step` needs a `{replay.kind.text}` event second, "
+                f"found {args[0].render()}",
+                rest[0].span,
+            )
+        if func in ("replay_entity", "replay_at") and args[0].tag not in ("text", "any", "null"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`{func}` needs an entity id (a text) second, found {args[0].render()}",
+                rest[0].span,
+            )
+        if func == "replay_at" and args[1].tag not in ("number", "text", "any"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`replay_at` needs a position (a number or text) third, found {args[1].render()}",
+                rest[1].span,
+            )
+        if func == "replay_total":
+            return self._replay_total(node, replay, args[0], rest[0].span)
+        if func == "replay_entities":
+            return TEXT_LIST
+        if func == "replay_at":
+            return TEXT
+        return Type("map", element=ANY)
+
+    def _replay_total(
+        self, node: ast.Call, replay: ast.ReplayClause, position: Type, span: ast.Span
+    ) -> Type:
+        """`replay_total(TABLE, position)`: the table's replay keeps a `ledger`; the total
+        has the ledger attribute's unit."""
+        if position.tag not in ("number", "text", "any"):
+            self.error(
+                "TYPE_MISMATCH",
+                f"`replay_total` needs a position (a number or text) second, found "
+                f"{position.render()}",
+                span,
+            )
+        kind = self.symbols.kinds.get(replay.kind.text)
+        if replay.ledger is None or kind is None:
+            self.error(
+                "REPLAY_TABLE",
+                "`replay_total` needs a table whose `replay` clause keeps a `ledger`",
+                node.args[0].span,
+            )
+            return ANY
+        attrs = {a.name.text: a.type for a in kind.attrs}
+        found = attrs.get(replay.ledger.text)
+        return self.declared_type(found) if found is not None else ANY
 
     def _having_keys(
         self, keys: ast.Expr, kind: str | None, scope: dict[str, Type], constant: bool

@@ -17,7 +17,8 @@ from typing import Any
 
 from engine.builtins import BUILTINS, BY_NAME
 from engine.check import CheckedRuleset
-from engine.evaluate import runtime
+from engine.check.replay import REPLAY_ARITY
+from engine.evaluate import replay, runtime
 from engine.evaluate.runtime import Context, EvaluationError
 from engine.graph.build import Graph
 from engine.syntax import ast
@@ -367,6 +368,8 @@ class Compiler:
             return f"_gate(ctx, {target.id!r})"
         if node.func == "having" and node.func not in self.symbols.metrics:
             return self._having(node, scope)
+        if node.func in REPLAY_ARITY and node.func not in self.symbols.metrics:
+            return self._replay(node, scope)
         args = [self._e(arg, scope) for arg in node.args]
         if node.func in self.symbols.metrics:
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
@@ -395,6 +398,22 @@ class Compiler:
                 assert isinstance(kind, ast.Name) and isinstance(name, ast.String)
                 return f"_next_by(ctx, {kind.id!r}, {name.value!r}, {args[2]})"
         raise TypeError(f"unknown built-in `{node.func}`")  # pragma: no cover
+
+    def _replay(self, node: ast.Call, scope: dict[str, str]) -> str:
+        """`replay_*(TABLE, ...)`: a call with the table's machine, built once per compile."""
+        table, *rest = node.args
+        assert isinstance(table, ast.Name)
+        name = f"M_{table.id}"
+        if name not in self._namespace:
+            decl = self.symbols.declarations[table.id]
+            assert isinstance(decl, ast.TransitionsDecl)
+            assert decl.replay is not None
+            kind = self.symbols.kinds.get(decl.replay.kind.text)
+            self._namespace[name] = replay.machine(decl, kind)
+        for func in REPLAY_ARITY:
+            self._namespace.setdefault(f"_{func}", getattr(replay, func))
+        args = "".join(f", {self._e(arg, scope)}" for arg in rest)
+        return f"_{node.func}(ctx, {name}{args})"
 
     def _having(self, node: ast.Call, scope: dict[str, str]) -> str:
         """`having(KIND, {"a": x, ...})`: a lookup in the context's index of KIND by `a`, ..."""

@@ -1,266 +1,309 @@
-"""`rulecheck replay --old RULES --new RULES BUNDLE...`: which archived bundles change
-verdict under a proposed rule edit, before anyone freezes it.
+"""Replaying a kind of events through a transition table (`replay` clause, `replay_*`).
 
-Each side is a rule file or folder, or a lock. A lock stands for the rule files it was
-frozen from (the `file` of each entry, as recorded, else relative to the lock's folder),
-and only if they still match it: a lock holds declarations, not the schemas beside them,
-so it cannot be evaluated alone. Each bundle is checked under both sides independently,
-in this process or in `--jobs N` worker processes; only a small summary of each bundle
-(verdicts, every rule outcome, the refusal codes) comes back, in bundle order, so memory
-does not grow with the number of bundles.
+The events of the clause's kind (those whose `where` attribute has its value), sorted by
+the order attribute (ties in graph order), are grouped by the entity attribute; each
+entity starts in the table's initial state and each of its events, in order, is judged:
+
+- *duplicate*: an earlier event of the replay has the same idempotency key and the same
+  content (the `over` attributes; by default every field but the id, the record key and
+  the order attribute): a redelivery;
+- *conflict*: an earlier event has the same key and other content;
+- *stale*: neither of those, and the event's expected version is given and is not the
+  entity's version (the number of events applied to it so far);
+- *legal*: the table has a move from the entity's state on the event's name.
+
+An event is *applied* when it is legal and neither a duplicate, a conflict nor stale: the
+entity then moves and its version grows by one; otherwise its state stays. Replaying is
+one sort and one pass over the events, done once per evaluation; every later call is a
+lookup. What a state, event or outcome means is the table's business, never this module's.
 """
 
 from __future__ import annotations
 
-import itertools
-import multiprocessing
-from collections.abc import Iterable, Iterator, Sequence
+import bisect
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.program import Program, compile_program
-from engine.freeze.diff import DeclarationChange, DiffResult, diff_sides, ruleset_side
-from engine.ruleset import Ruleset, load_ruleset
+from engine.evaluate.runtime import NUMBER_TYPES, Context, EvaluationError, hashable
+from engine.graph.build import Graph
 from engine.syntax import ast
 
-_CHUNK = 4
-_WINDOW = 256
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    """A transition table with its `replay` clause, as the evaluator reads it."""
+
+    name: str
+    kind: str
+    entity: str
+    event: str
+    order: str
+    where: str | None
+    where_value: str | None
+    key: str | None
+    version: str | None
+    initial: str
+    terminal: frozenset[str]
+    settlement: frozenset[str]
+    moves: Mapping[tuple[str, str], str]
+    outcomes: Mapping[str, str]
+    record_key: tuple[str, ...] = ()  # the kind's `key` field, if it has one
+    over: tuple[str, ...] = ()  # what a redelivery repeats; empty: every field
+    ledger: str | None = None  # the number each applied event adds to the running total
+
+
+def machine(decl: ast.TransitionsDecl, kind: ast.KindDecl | None = None) -> Machine:
+    """The machine of a table that has a `replay` clause."""
+    replay = decl.replay
+    assert replay is not None
+    return Machine(
+        decl.name.text,
+        replay.kind.text,
+        replay.entity.text,
+        replay.event.text,
+        replay.order.text,
+        replay.where.text if replay.where else None,
+        replay.where_value,
+        replay.key.text if replay.key else None,
+        replay.version.text if replay.version else None,
+        decl.initial.text,
+        frozenset(s.text for s in decl.terminal),
+        frozenset(s.text for s in decl.settlement),
+        {(m.source.text, m.event.text): m.target.text for m in decl.moves},
+        {o.state.text: o.result.text for o in decl.outcomes},
+        (kind.key.text,) if kind is not None and kind.key is not None else (),
+        tuple(ident.text for ident in replay.over),
+        replay.ledger.text if replay.ledger else None,
+    )
+
+
+# One judged event: entity, event, before, after, applied, legal, duplicate, conflict,
+# stale, version before, position in its entity's events. Kept as a tuple (the map a rule
+# reads is made on each call): a replay of many events holds one small tuple per event.
+Step = tuple[str, str, str, str, bool, bool, bool, bool, bool, int, int]
+
+
+@dataclass(slots=True)
+class EntityTrace:
+    """What happened to one entity: its state after each of its events, by order value."""
+
+    positions: list[Any]
+    states: list[str]
+    state: str
+    version: int = 0
+    events: int = 0
+    settled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class RuleSide:
-    """One side of a replay: what was named, the rule files loaded, and their ruleset."""
+class Replay:
+    """A whole replay: each event's step (or why it could not be judged), each entity."""
 
-    label: str
-    rule_paths: tuple[Path, ...]
-    ruleset: Ruleset
-
-
-def load_rule_side(path: Path) -> RuleSide:
-    """A rule file or folder, or a lock standing for the rule files it was frozen from.
-
-    Raises:
-        RulecheckError: exit 2 when a lock's rule files are missing or differ from it
-            (give the rule folder instead), or a file cannot be read; exit 1 when the
-            rules have errors.
-    """
-    from engine.freeze.diff import LOCK_SUFFIXES
-
-    if not (path.is_file() and path.suffix in LOCK_SUFFIXES):
-        return RuleSide(str(path), (path,), load_ruleset([path]))
-    files = _locked_files(path)
-    ruleset = load_ruleset(list(files))
-    _require_locked(path, ruleset)
-    return RuleSide(str(path), files, ruleset)
+    steps: dict[Any, Step | str]
+    entities: dict[str, EntityTrace]
+    problem: str | None
+    # The ledger's running total after each event, by order value (for `replay_total`).
+    positions: tuple[Any, ...] = ()
+    totals: tuple[Any, ...] = ()
 
 
-def _locked_files(lock: Path) -> tuple[Path, ...]:
-    """The rule files a lock's entries were frozen from, in their order."""
-    from engine.bundle.yamldoc import load_yaml_document
+def _family(value: Any) -> str | None:
+    if value.__class__ in NUMBER_TYPES:
+        return "number"
+    return "text" if isinstance(value, str) else None
 
-    entries = load_yaml_document(lock, "rules_lock", "LOCK")["declarations"]
-    recorded = list(dict.fromkeys(str(entry["file"]) for entry in entries))
-    found: list[Path] = []
-    for name in recorded:
-        candidates = [Path(name), lock.parent / name]
-        path = next((c for c in candidates if c.is_file()), None)
-        if path is None:
-            message = f"the lock `{lock}` was frozen from `{name}`, which is not here"
-            hint = (
-                "replay with the rule folder itself (`--old rules/`), or from where it was frozen"
+
+def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
+    """The replay's events sorted by the order attribute, or why they cannot be."""
+    attrs = graph.attrs
+    events = [
+        node
+        for node in graph.by_kind.get(spec.kind, ())
+        if spec.where is None or attrs[node].get(spec.where) == spec.where_value
+    ]
+    values = [attrs[node].get(spec.order) for node in events]
+    families = {_family(value) for value in values}
+    if len(families) > 1 or None in families:
+        culprit = next(
+            node
+            for node, value in zip(events, values, strict=True)
+            if _family(value) is None or _family(value) != _family(values[0])
+        )
+        return [], (
+            f"`{spec.name}` replays the {spec.kind} events in the order of `{spec.order}`, "
+            f"which must be all numbers or all texts: {spec.kind} "
+            f"`{attrs[culprit].get('id')}` has {attrs[culprit].get(spec.order)!r}"
+        )
+    order = sorted(range(len(events)), key=lambda i: (values[i], i))
+    return [events[i] for i in order], None
+
+
+def _plain(value: Any) -> Any:
+    """A hashable stand-in for a value, converting only lists and maps (most are texts)."""
+    return hashable(value) if isinstance(value, list | dict) else value
+
+
+def _content(values: dict[str, Any], skip: frozenset[str]) -> Any:
+    """What a redelivery repeats: every field of the record but its id, its key field and
+    its order (and the graph's own `@` entries)."""
+    return hashable({k: v for k, v in values.items() if k not in skip and k[:1] != "@"})
+
+
+def replay(graph: Graph, spec: Machine) -> Replay:
+    """Replay every event of `spec`'s kind on `graph`: one sort, one pass."""
+    events, problem = _ordered(graph, spec)
+    steps: dict[Any, Step | str] = {}
+    entities: dict[str, EntityTrace] = {}
+    keys: dict[Any, Any] = {}
+    attrs = graph.attrs
+    skip = frozenset({"id", spec.order, *spec.record_key})
+    running: Any = 0
+    positions: list[Any] = []
+    totals: list[Any] = []
+    for node in events:
+        values = attrs[node]
+        positions.append(values.get(spec.order))
+        totals.append(running)
+        entity, name = values.get(spec.entity), values.get(spec.event)
+        if not isinstance(entity, str) or not isinstance(name, str):
+            steps[node] = (
+                f"`{spec.name}` replays {spec.kind} `{values.get('id')}`, which needs a text "
+                f"`{spec.entity}` and `{spec.event}`"
             )
-            where = Location(str(lock), pointer="/declarations")
-            diagnostic = Diagnostic("REPLAY_LOCK_RULES", message, where, hint=hint)
-            raise RulecheckError([diagnostic], ExitCode.USAGE)
-        found.append(path)
-    return tuple(found)
-
-
-def _require_locked(lock: Path, ruleset: Ruleset) -> None:
-    from engine.freeze.diff import refuse_unlocked
-
-    try:
-        refuse_unlocked(lock, ruleset.hashed)
-    except RulecheckError as error:
-        if error.exit_code == ExitCode.USAGE:
-            raise
-        message = f"the rule files the lock `{lock}` was frozen from no longer match it"
-        hint = "replay with the rule folder itself: a lock stands for its rule files only unchanged"
-        where = Location(str(lock))
-        head = Diagnostic("REPLAY_LOCK_RULES", message, where, hint=hint)
-        raise RulecheckError([head, *error.diagnostics], ExitCode.USAGE) from None
-
-
-@dataclass(frozen=True, slots=True)
-class SideOutcome:
-    """What one rule set concluded about a bundle: the verdict (None when the protocol
-    declares none or the bundle was refused before one), the admission, every rule
-    outcome, and the codes of a refusal before any verdict."""
-
-    verdict: str | None
-    admitted: bool | None
-    passed: bool
-    outcomes: tuple[tuple[str, bool], ...]
-    refused: tuple[str, ...] = ()
-    unreadable: bool = False  # refused with exit 2: not a bundle, or a file unreadable
-
-    def shown(self) -> str:
-        """The verdict as a table cell."""
-        if self.refused:
-            return "refused (" + ", ".join(dict.fromkeys(self.refused)) + ")"
-        if self.verdict is not None:
-            return self.verdict
-        return "passed" if self.passed else "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class BundleReplay:
-    """A bundle under both rule sets, and each rule whose outcome changed (old, new; None
-    where the rule did not run)."""
-
-    bundle: str
-    old: SideOutcome
-    new: SideOutcome
-    changed: tuple[tuple[str, bool | None, bool | None], ...]
-
-    @property
-    def flipped(self) -> bool:
-        """Whether the verdict (or the admission, or a refusal) differs."""
-        old, new = self.old, self.new
-        return (old.verdict, old.admitted, old.passed, bool(old.refused)) != (
-            new.verdict,
-            new.admitted,
-            new.passed,
-            bool(new.refused),
-        )
-
-
-def side_outcome(program: Program, bundle: Path, protocol_name: str | None) -> SideOutcome:
-    """Check one bundle as `check` does (no report tables but those derived documents
-    need); a refusal before any verdict is an outcome too (its codes).
-
-    A bundle that cannot be read or names no protocol is refused too, marked unreadable
-    (the replay goes on with the next bundle, and exits 2 at the end).
-    """
-    from engine.evaluate.protocol import bundle_protocol, evaluate_protocol
-
-    try:
-        protocol = bundle_protocol(program, bundle, protocol_name)
-        found = evaluate_protocol(program, bundle, protocol, frozenset())
-    except RulecheckError as error:
-        codes = tuple(sorted(d.code for d in error.diagnostics))
-        return SideOutcome(None, None, False, (), codes, error.exit_code == ExitCode.USAGE)
-    verdict = found.verdict
-    outcomes = tuple(sorted(found.graph.evaluation.outcomes.items()))
-    return SideOutcome(
-        verdict.verdict if verdict is not None else None, found.admitted, found.passed, outcomes
-    )
-
-
-def replay_bundle(
-    old: Program, new: Program, bundle: Path, protocol_name: str | None
-) -> BundleReplay:
-    """One bundle under both rule sets."""
-    before = side_outcome(old, bundle, protocol_name)
-    after = side_outcome(new, bundle, protocol_name)
-    first, second = dict(before.outcomes), dict(after.outcomes)
-    changed = tuple(
-        (name, first.get(name), second.get(name))
-        for name in sorted(first.keys() | second.keys())
-        if first.get(name) != second.get(name)
-    )
-    return BundleReplay(str(bundle), before, after, changed)
-
-
-@dataclass(frozen=True, slots=True)
-class Replayer:
-    """Both rule sets, the diff between them, and both compiled once (None when worker
-    processes compile them, each its own)."""
-
-    old: RuleSide
-    new: RuleSide
-    diff: DiffResult
-    programs: tuple[Program, Program] | None
-
-    @classmethod
-    def of(cls, old: RuleSide, new: RuleSide, workers: int = 1) -> Replayer:
-        """Diff both sides, and compile them when this process replays (`workers` 1)."""
-        diff = diff_sides(
-            ruleset_side(old.label, old.ruleset.hashed), ruleset_side(new.label, new.ruleset.hashed)
-        )
-        programs = None
-        if workers <= 1:
-            programs = (compile_program(old.ruleset), compile_program(new.ruleset))
-        return cls(old, new, diff, programs)
-
-    def causes(self, replay: BundleReplay) -> tuple[DeclarationChange, ...]:
-        """The changed declarations that a rule whose outcome changed reads, directly or
-        through others (a rule that is itself changed counts), and, when the verdict
-        flipped, each decision that changed."""
-        changes = {c.name: c for c in self.diff.changes}
-        names = {name for name, _, _ in replay.changed}
-        reached = _closure(self.new.ruleset, names) | _closure(self.old.ruleset, names)
-        if replay.flipped:  # a decision that changed itself, not all it reads
-            reached |= set(self.new.ruleset.checked.symbols.of_type(ast.DecisionDecl))
-        return tuple(changes[name] for name in sorted(reached) if name in changes)
-
-
-def _closure(ruleset: Ruleset, names: set[str]) -> set[str]:
-    """`names` and every declaration they reference, transitively."""
-    infos = ruleset.checked.infos
-    seen: set[str] = set()
-    stack = [name for name in names if name in infos]
-    while stack:
-        name = stack.pop()
-        if name in seen:
             continue
-        seen.add(name)
-        stack += [ref for ref in infos[name].references if ref in infos and ref not in seen]
-    return seen | names
-
-
-_worker: tuple[Program, Program] | None = None
-
-
-def _init_worker(old: Sequence[str], new: Sequence[str]) -> None:
-    global _worker
-    _worker = (
-        compile_program(load_ruleset([Path(p) for p in old])),
-        compile_program(load_ruleset([Path(p) for p in new])),
-    )
-
-
-def _run_in_worker(job: tuple[str, str | None]) -> BundleReplay | RulecheckError:
-    assert _worker is not None
-    try:
-        return replay_bundle(*_worker, Path(job[0]), job[1])
-    except RulecheckError as error:
-        return error
-
-
-def replay_all(
-    replayer: Replayer, bundles: Iterable[Path], protocol_name: str | None, workers: int
-) -> Iterator[BundleReplay]:
-    """Each bundle's replay, in bundle order, computed in `workers` processes (1 = this
-    process); the bundles are handed to the pool a window at a time."""
-    if workers <= 1:
-        old, new = replayer.programs or (
-            compile_program(replayer.old.ruleset),
-            compile_program(replayer.new.ruleset),
+        trace = entities.get(entity)
+        if trace is None:
+            trace = entities[entity] = EntityTrace([], [], spec.initial)
+        duplicate = conflict = stale = False
+        key = values.get(spec.key) if spec.key else None
+        if key is not None:
+            content = (
+                tuple(_plain(values.get(field)) for field in spec.over)
+                if spec.over
+                else _content(values, skip)
+            )
+            seen = keys.setdefault(hashable(key), content)
+            if seen is not content:
+                duplicate, conflict = seen == content, seen != content
+        expected = values.get(spec.version) if spec.version else None
+        if expected is not None and expected != trace.version and not (duplicate or conflict):
+            stale = True
+        before = trace.state
+        target = spec.moves.get((before, name))
+        legal = target is not None
+        applied = legal and not (duplicate or conflict or stale)
+        steps[node] = (
+            entity,
+            name,
+            before,
+            target if applied and target is not None else before,
+            applied,
+            legal,
+            duplicate,
+            conflict,
+            stale,
+            trace.version,
+            trace.events,
         )
-        for bundle in bundles:
-            yield replay_bundle(old, new, bundle, protocol_name)
-        return
-    context = multiprocessing.get_context("spawn")
-    arguments = (
-        [str(p) for p in replayer.old.rule_paths],
-        [str(p) for p in replayer.new.rule_paths],
-    )
-    jobs = ((str(bundle), protocol_name) for bundle in bundles)
-    with context.Pool(workers, _init_worker, arguments) as pool:
-        while window := list(itertools.islice(jobs, _WINDOW)):
-            for result in pool.imap(_run_in_worker, window, chunksize=_CHUNK):
-                if isinstance(result, RulecheckError):
-                    raise result
-                yield result
+        if applied and spec.ledger is not None:
+            amount = values.get(spec.ledger)
+            if amount.__class__ in NUMBER_TYPES:
+                running = totals[-1] = running + amount
+        if applied and target is not None:
+            trace.state = target
+            trace.version += 1
+            trace.settled = trace.settled or target in spec.settlement
+        trace.events += 1
+        trace.positions.append(values.get(spec.order))
+        trace.states.append(trace.state)
+    return Replay(steps, entities, problem, tuple(positions), tuple(totals))
+
+
+def _replay(ctx: Context, spec: Machine) -> Replay:
+    key = "@replay:" + spec.name  # not an identifier, so never a metric's memo key
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = replay(ctx.graph, spec)
+    if found.problem is not None:
+        raise EvaluationError(found.problem)
+    assert isinstance(found, Replay)
+    return found
+
+
+def replay_step(ctx: Context, spec: Machine, node: Any) -> dict[str, Any]:
+    """How the replay judged one event: a map of its entity, event, state before and
+    after, and whether it was applied, legal, a duplicate, a conflict or stale."""
+    step = _replay(ctx, spec).steps.get(node) if node.__class__ is tuple else None
+    if step is None:
+        raise EvaluationError(f"`replay_step` needs a {spec.kind} event of `{spec.name}`")
+    if isinstance(step, str):
+        raise EvaluationError(step)
+    entity, event, before, after, applied, legal, duplicate, conflict, stale, version, at = step
+    return {
+        "entity": entity,
+        "event": event,
+        "before": before,
+        "after": after,
+        "applied": applied,
+        "legal": legal,
+        "duplicate": duplicate,
+        "conflict": conflict,
+        "stale": stale,
+        "version": version,
+        "position": at,
+        "terminal": after in spec.terminal,
+    }
+
+
+def replay_entity(ctx: Context, spec: Machine, entity: Any) -> dict[str, Any]:
+    """One entity at the end of the replay: state, version, events seen and applied,
+    whether it is terminal or was ever settled, its outcome and its history of states."""
+    trace = _replay(ctx, spec).entities.get(entity) if isinstance(entity, str) else None
+    if trace is None:
+        trace = EntityTrace([], [], spec.initial)
+    history = [spec.initial]
+    for state in trace.states:
+        if state != history[-1]:
+            history.append(state)
+    return {
+        "state": trace.state,
+        "version": trace.version,
+        "events": trace.events,
+        "applied": trace.version,
+        "terminal": trace.state in spec.terminal,
+        "settled": trace.settled,
+        "outcome": spec.outcomes.get(trace.state),
+        "history": history,
+    }
+
+
+def replay_entities(ctx: Context, spec: Machine) -> list[str]:
+    """Every entity the replay drove, in the order of its first event."""
+    return list(_replay(ctx, spec).entities)
+
+
+def replay_total(ctx: Context, spec: Machine, position: Any) -> Any:
+    """The ledger's running total once every event ordered at or before `position` is
+    replayed: the sum of the `ledger` attribute over the applied events (0 before any)."""
+    found = _replay(ctx, spec)
+    if found.positions and _family(position) != _family(found.positions[0]):
+        raise EvaluationError(
+            f"`replay_total` compares a position with `{spec.order}`, found {position!r}"
+        )
+    place = bisect.bisect_right(found.positions, position)
+    return found.totals[place - 1] if place else 0
+
+
+def replay_at(ctx: Context, spec: Machine, entity: Any, position: Any) -> str:
+    """The state of an entity once every event of it ordered at or before `position`
+    is replayed (the initial state before its first event)."""
+    trace = _replay(ctx, spec).entities.get(entity) if isinstance(entity, str) else None
+    if trace is None:
+        return spec.initial
+    if trace.positions and _family(position) != _family(trace.positions[0]):
+        raise EvaluationError(
+            f"`replay_at` compares a position with `{spec.order}`, found {position!r}"
+        )
+    place = bisect.bisect_right(trace.positions, position)
+    return trace.states[place - 1] if place else spec.initial

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.evaluate.replay import BundleReplay, Replayer
+from engine.evaluate.rule_replay import BundleReplay, Replayer
 from engine.freeze.diff import DeclarationChange, change_lines
 
 

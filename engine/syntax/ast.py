@@ -420,6 +420,40 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyPath:
+    """`policy OUTCOME from STATE via EVENT, ...`: the events a policy outcome records,
+    in order, starting from STATE; each must be a legal move of the table."""
+
+    outcome: Ident
+    source: Ident
+    events: tuple[Ident, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayClause:
+    """`replay KIND by ENTITY on EVENT order ORDER [where ATTR is "V"] [key K] [version V]`:
+    the nodes of KIND (those whose ATTR is V), sorted by ORDER, drive the state of each
+    entity (the value of ENTITY) through the table, the event named by EVENT at a time.
+    KEY is the idempotency key of an event (`over A, B`: the attributes two events with
+    one key must share to be one event delivered twice; by default every field but the
+    id and the order), VERSION the entity version it expects. LEDGER is a number each
+    applied event adds to the replay's running total."""
+
+    kind: Ident
+    entity: Ident
+    event: Ident
+    order: Ident
+    where: Ident | None = None
+    where_value: str | None = None
+    key: Ident | None = None
+    version: Ident | None = None
+    span: Span = _span()
+    over: tuple[Ident, ...] = ()
+    ledger: Ident | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TransitionsDecl:
     name: Ident
     note: str | None
@@ -430,6 +464,8 @@ class TransitionsDecl:
     moves: tuple[Move, ...]
     outcomes: tuple[Outcome, ...]
     span: Span = _span()
+    replay: ReplayClause | None = None
+    policies: tuple[PolicyPath, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

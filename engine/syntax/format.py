@@ -510,6 +510,22 @@ def _transition_clauses(decl: ast.TransitionsDecl, block: _Block) -> None:
     for outcome in decl.outcomes:
         text = f"outcome {outcome.state.text} => {outcome.result.text}"
         block.piece(block.add(text), outcome.span)
+    for policy in decl.policies:
+        text = f"policy {policy.outcome.text} from {policy.source.text} via {_names(policy.events)}"
+        block.piece(block.add(text), policy.span)
+    replay = decl.replay
+    if replay is not None:
+        text = (
+            f"replay {replay.kind.text} by {replay.entity.text} on {replay.event.text} "
+            f"order {replay.order.text}"
+        )
+        if replay.where is not None and replay.where_value is not None:
+            text += f" where {replay.where.text} is {_quote(replay.where_value)}"
+        text += f" key {replay.key.text}" if replay.key else ""
+        text += f" over {_names(replay.over)}" if replay.over else ""
+        text += f" version {replay.version.text}" if replay.version else ""
+        text += f" ledger {replay.ledger.text}" if replay.ledger else ""
+        block.piece(block.add(text), replay.span)
 
 
 def _protocol_clauses(decl: ast.ProtocolDecl, block: _Block) -> None:

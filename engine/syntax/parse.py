@@ -638,8 +638,14 @@ class _Builder:
         events: list[ast.EventDecl] = []
         moves: list[ast.Move] = []
         outcomes: list[ast.Outcome] = []
+        replays: list[ast.ReplayClause] = []
+        policies: list[ast.PolicyPath] = []
         for kind, value in clauses:
-            if kind == "terminal":
+            if kind == "replay":
+                replays.append(value)
+            elif kind == "policy":
+                policies.append(value)
+            elif kind == "terminal":
                 terminal += value
             elif kind == "settlement":
                 settlement += value
@@ -649,6 +655,15 @@ class _Builder:
                 moves.append(value)
             else:
                 outcomes.append(value)
+        if len(replays) > 1:
+            second = replays[1].span
+            diagnostic = Diagnostic(
+                "SYNTAX_ERROR",
+                f"transition table `{name}` has a second `replay` clause",
+                Location(self.path, second.line, second.column),
+                hint="a table is replayed over one kind of events; declare a second table",
+            )
+            raise _NumberError(diagnostic)
         return ast.TransitionsDecl(
             self._ident(name),
             note,
@@ -659,6 +674,8 @@ class _Builder:
             tuple(moves),
             tuple(outcomes),
             span,
+            replays[0] if replays else None,
+            tuple(policies),
         )
 
     def terminal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, list[ast.Ident]]:
@@ -681,6 +698,43 @@ class _Builder:
     def outcome_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Outcome]:
         state, result = (self._ident(t) for t in children)
         return "outcome", ast.Outcome(state, result, span)
+
+    def replay_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, ast.ReplayClause]:
+        kind, entity, event, order, where, key, version, ledger = children
+        clause = ast.ReplayClause(
+            self._ident(kind),
+            self._ident(entity),
+            self._ident(event),
+            self._ident(order),
+            where[0] if where else None,
+            where[1] if where else None,
+            key[0] if key else None,
+            version,
+            span,
+            key[1] if key else (),
+            ledger,
+        )
+        return "replay", clause
+
+    def policy_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.PolicyPath]:
+        outcome, source, *events = (self._ident(t) for t in children)
+        return "policy", ast.PolicyPath(outcome, source, tuple(events), span)
+
+    def replay_where(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
+        return self._ident(children[0]), _unquote(children[1])
+
+    def replay_key(
+        self, span: ast.Span, children: list[Token | None]
+    ) -> tuple[ast.Ident, tuple[ast.Ident, ...]]:
+        key, *over = children
+        assert key is not None
+        return self._ident(key), tuple(self._ident(t) for t in over if t is not None)
+
+    def replay_version(self, span: ast.Span, children: list[Token]) -> ast.Ident:
+        return self._ident(children[0])
+
+    def replay_ledger(self, span: ast.Span, children: list[Token]) -> ast.Ident:
+        return self._ident(children[0])
 
     # -- expressions -----------------------------------------------------------------------
 

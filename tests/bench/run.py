@@ -385,6 +385,15 @@ def replay_section() -> str:
     return replay_bench.section(1000, 20)
 
 
+@section("conformance")
+def conformance_section() -> str:
+    """The replay of a generated 100,000-event controller trace, and `rulecheck conformance`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import conformance_bench
+
+    return conformance_bench.section((10_000, 100_000))
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
