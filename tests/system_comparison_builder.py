@@ -130,6 +130,11 @@ REVIEW_UNCACHED = 15_000
 REVIEW_OUTPUT = 2_000
 REVIEW_SECONDS = 100
 PREPARATION_SECONDS = 60
+# With the 71 dispatched sessions of the workflows, the campaign is on its 90-session cap.
+PREPARATION_SESSIONS = 19
+# One Serena workflow makes exactly the 60 operations its cap allows.
+FULL_WORKFLOW = "W03"
+FULL_WORKFLOW_EXTRA = Operation("mcp", "search_for_pattern", 20, True)
 # One investigation that times out on the eight-minute cap: its charges stay, its review is
 # not launched, and it scores R_sys = U = 0 with critical_completion_failed.
 TIMED_OUT = "W36"
@@ -216,7 +221,7 @@ def build() -> dict[str, Any]:
     setups: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
     clock = 0
-    for number in (1, 2):  # the smoke fixture, outside the planned sessions
+    for number in range(1, PREPARATION_SESSIONS + 1):  # smoke fixture and preflight
         sessions.append(
             _session(
                 f"P{number}", None, "preparation", False, clock, PREPARATION_SECONDS, 8_000, 500
@@ -262,7 +267,10 @@ def build() -> dict[str, Any]:
         if failed:
             sessions[-1]["outcome"] = "timed_out"
         items = []
-        for seq, op in enumerate(profile.operations, start=1):
+        ops = profile.operations
+        if wid == FULL_WORKFLOW:
+            ops += (FULL_WORKFLOW_EXTRA,) * (60 - len(ops))
+        for seq, op in enumerate(ops, start=1):
             status = _status(system, op, block_number)
             response = _response(wid, seq, op, status)
             path = f"toollog/{wid}-{seq}.txt"
@@ -317,7 +325,7 @@ def build() -> dict[str, Any]:
                 )
             )
             clock += REVIEW_SECONDS
-        tokens = sum(op.tokens for op in profile.operations if not op.setup)
+        tokens = sum(op.tokens for op in ops if not op.setup)
         files[f"packets/{wid}.json"] = {
             "workflow_id": wid,
             "tokens": tokens,
