@@ -55,6 +55,15 @@ BUILTINS: tuple[Builtin, ...] = (
         'the letters before an ID\'s number: `"E"` for `"E12"`',
         "prefix",
     ),
+    Builtin(
+        "id_number",
+        1,
+        "id_number(id)",
+        "number",
+        'the number after an ID\'s letters: `12` for `"E12"`; an ID without one, or with a '
+        "leading zero, is an evaluation error",
+        "id_number",
+    ),
     Builtin("ids", 1, "ids(S)", "set of text", "the set of ids of a kind or a set of nodes", None),
     Builtin(
         "id_count",

@@ -41,3 +41,14 @@ def test_the_checker_holds_each_builtin_to_its_arity(builtin: object, tmp_path: 
     assert run.exit_code == 1
     codes = [d["code"] for d in run.data["diagnostics"] if d["severity"] == "error"]
     assert "ARITY_MISMATCH" in codes
+
+
+@pytest.mark.parametrize(("value", "number"), [("E1", 1), ("E12", 12), ("EV300", 300)])
+def test_id_number_is_the_number_after_the_letters(value: str, number: int) -> None:
+    assert runtime.id_number(value) == number
+
+
+@pytest.mark.parametrize("value", ["E", "E01", "", 12], ids=["none", "leading_zero", "empty", "nt"])
+def test_id_number_of_no_id_is_an_evaluation_error(value: object) -> None:
+    with pytest.raises(runtime.EvaluationError, match="id_number"):
+        runtime.id_number(value)

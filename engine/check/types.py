@@ -587,7 +587,15 @@ class TypeChecker:
             )
             return ANY
         match node.func:
-            case "len" | "line_count" | "id_count" | "record_line" | "file_size" | "text_bytes":
+            case (
+                "len"
+                | "line_count"
+                | "id_number"
+                | "id_count"
+                | "record_line"
+                | "file_size"
+                | "text_bytes"
+            ):
                 return NUMBER_TYPE
             case "file_sha256" | "record_sha256" | "ruleset_hash" | "schema_sha256":
                 return TEXT

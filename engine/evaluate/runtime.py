@@ -297,6 +297,16 @@ def prefix(value: Any) -> str:
     return value.rstrip("0123456789")
 
 
+def id_number(value: Any) -> int:
+    """The number after an ID's letters: 12 for `E12`."""
+    if not isinstance(value, str):
+        raise EvaluationError(f"`id_number` needs text, found {_shown(value)}")
+    digits = value[len(value.rstrip("0123456789")) :]
+    if not digits or (digits.startswith("0") and digits != "0"):
+        raise EvaluationError(f"`id_number` needs an ID ending in a number, found {_shown(value)}")
+    return int(digits)
+
+
 def lines(value: Any) -> int:
     """Physical lines of a text."""
     if not isinstance(value, str):
