@@ -289,6 +289,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "a rule test case expects an outcome of a rule, decision, graph or protocol "
                 "the rules do not declare (exit 2)",
             ),
+            ("CASE_FAILED", "a rule test case's expectations differ from what the rules concluded"),
+            (
+                "MUTANT_SURVIVED",
+                "`rulecheck test --mutate`: no case catches a threshold mutant of the rules",
+            ),
         ),
     )
     + _entries(
@@ -325,6 +330,8 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         "evaluate",
         "error",
         (
+            ("GATE_FAILED", "a gate does not hold on the input (reported at its declaration)"),
+            ("BUDGET_FAILED", "a budget's running total breaks its ceiling"),
             (
                 "RULE_EVALUATION_ERROR",
                 "a rule could not be evaluated at one binding (null "

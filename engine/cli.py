@@ -38,6 +38,24 @@ report_format_option = click.option(
     show_default=True,
     help="Output format (markdown for long reports).",
 )
+# The CI and review formats (engine/report/ci.py) of every command that judges something.
+CI_FORMATS = ["junit", "sarif", "github"]
+judged_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", *CI_FORMATS]),
+    default="text",
+    show_default=True,
+    help="Output format (junit, sarif or github for CI and code review).",
+)
+judged_report_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown", *CI_FORMATS]),
+    default="text",
+    show_default=True,
+    help="Output format (markdown for long reports; junit, sarif or github for CI).",
+)
 rules_option = click.option(
     "--rules",
     "rules",
@@ -73,8 +91,43 @@ paths_argument = click.argument(
 )
 
 
-def _emit_failure(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
-    if output_format == "json":
+def _suite() -> str:
+    """The command as a CI report names it: `rulecheck check BUNDLE`, say."""
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return "rulecheck"
+    shown = []
+    for param in context.command.params:
+        if isinstance(param, click.Argument) and param.name:
+            value = context.params.get(param.name)
+            shown += [str(v) for v in (value if isinstance(value, tuple) else (value,))]
+    return " ".join([context.command_path, *shown])
+
+
+def _ci_text(output_format: str, report: Any) -> str:
+    from engine.report.ci import render
+
+    return render(output_format, report)
+
+
+def _emit_failure(
+    diagnostics: tuple[Diagnostic, ...], output_format: str, out: Path | None
+) -> None:
+    """Report a refused run; in a CI format to `--out` when given, so CI finds the report
+    it was told to read even when the run never judged anything."""
+    if output_format in CI_FORMATS:
+        from engine.report.ci import failure_report
+
+        text = _ci_text(output_format, failure_report(_suite(), diagnostics))
+        if out is not None:
+            try:
+                _write_output(out, text)
+                click.echo(render_all_text(diagnostics), err=True)
+                return
+            except RulecheckError:
+                pass  # the report cannot go where asked: it still goes to stdout
+        click.echo(text, nl=False)
+    elif output_format == "json":
         click.echo(
             to_json({"ok": False, "diagnostics": [diagnostic_json(d) for d in diagnostics]}),
             nl=False,
@@ -89,10 +142,11 @@ def command(func: Callable[P, int]) -> Callable[P, None]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         output_format = str(kwargs.get("output_format", "text"))
+        out = kwargs.get("out")
         try:
             code = func(*args, **kwargs)
         except RulecheckError as error:
-            _emit_failure(error.diagnostics, output_format)
+            _emit_failure(error.diagnostics, output_format, out if isinstance(out, Path) else None)
             sys.exit(int(error.exit_code))
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
             raise
@@ -100,7 +154,7 @@ def command(func: Callable[P, int]) -> Callable[P, None]:
             diagnostic = Diagnostic(
                 "INTERNAL_ERROR", f"rulecheck failed unexpectedly: {type(error).__name__}: {error}"
             )
-            _emit_failure((diagnostic,), output_format)
+            _emit_failure((diagnostic,), output_format, None)
             sys.exit(int(ExitCode.USAGE))
         sys.exit(code)
 
@@ -166,7 +220,7 @@ def main() -> None:
 @main.command()
 @paths_argument
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
-@format_option
+@judged_format_option
 @command
 def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
     """Parse and statically check rule files (default: the shipped rules)."""
@@ -183,7 +237,12 @@ def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
     )
     if strict and warnings and not errors:
         errors = warnings
-    if output_format == "json":
+    if output_format in CI_FORMATS:
+        from engine.report.ci import lint_report
+
+        report = lint_report(_suite(), checked, diagnostics, strict)
+        click.echo(_ci_text(output_format, report), nl=False)
+    elif output_format == "json":
         data = {"ok": not errors, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
         click.echo(to_json(data), nl=False)
     else:
@@ -289,7 +348,7 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     "report each one no case catches; exit 1 when one survives.",
 )
 @lock_option
-@format_option
+@judged_format_option
 @command
 def test_command(
     paths: tuple[Path, ...],
@@ -313,11 +372,13 @@ def test_command(
     if mutations is None:
         run_suite(groups)
     coverages = [coverage(group) for group in groups] if with_coverage else None
-    _echo(
-        cases_text(groups, coverages, mutations),
-        output_format,
-        cases_json(groups, coverages, mutations),
-    )
+    data = cases_json(groups, coverages, mutations)
+    if output_format in CI_FORMATS:
+        from engine.report.ci import cases_report
+
+        click.echo(_ci_text(output_format, cases_report(_suite(), data)), nl=False)
+    else:
+        _echo(cases_text(groups, coverages, mutations), output_format, data)
     _passed, failed = counts([r for group in groups for r in group.results])
     survived = any(m.surviving for found in mutations or [] for m in found)
     return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
@@ -492,6 +553,13 @@ def _bundle_protocol(program: Any, bundle: Path, protocol_name: str | None) -> A
     return bundle_protocol(program, bundle, protocol_name)
 
 
+def _judged_text(output_format: str, data: dict[str, Any], program: Any) -> str:
+    """The JSON data of a judged graph in a CI format."""
+    from engine.report.ci import program_report
+
+    return _ci_text(output_format, program_report(_suite(), data, program))
+
+
 def _protocol_run(
     program: Any, bundle: Path, protocol: Any, output_format: str, strict: bool
 ) -> tuple[str, int]:
@@ -502,6 +570,8 @@ def _protocol_run(
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
     if output_format == "json":
         text = to_json(protocol_json(found, strict))
+    elif output_format in CI_FORMATS:
+        text = _judged_text(output_format, protocol_json(found, strict), program)
     else:
         text = protocol_text(found, markdown=output_format == "markdown", strict=strict)
     return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
@@ -510,7 +580,7 @@ def _protocol_run(
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
-@report_format_option
+@judged_report_format_option
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @strict_option
 @protocol_option
@@ -552,7 +622,7 @@ def check(
     help="A document the graph reads, as a .json, .jsonl, .yaml or .yml file (repeat).",
 )
 @rules_option
-@report_format_option
+@judged_report_format_option
 @strict_option
 @lock_option
 @command
@@ -579,6 +649,8 @@ def evaluate(
     result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
         click.echo(to_json(graph_json(result, strict)), nl=False)
+    elif output_format in CI_FORMATS:
+        click.echo(_judged_text(output_format, graph_json(result, strict), program), nl=False)
     else:
         markdown = output_format == "markdown"
         click.echo(graph_text(result, markdown=markdown, strict=strict), nl=False)
