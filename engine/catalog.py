@@ -186,6 +186,7 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         "error",
         (
             ("FILE_UNREADABLE", "a file or folder cannot be read (exit 2)"),
+            ("FILE_UNWRITABLE", "a report, lock or rule file cannot be written (exit 2)"),
             (
                 "INPUT_NOT_REGULAR",
                 "an input is a FIFO, device, socket or folder, not a regular file (exit 2)",

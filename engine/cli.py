@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -13,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unwritable
 from engine.evaluate.alias import FilesAlias
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
@@ -84,6 +85,13 @@ protocol_option = click.option(
     metavar="NAME",
     help="The protocol of the rules to check the bundle against (default: the one the "
     "bundle's rulecheck.yaml names).",
+)
+
+out_option = click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file instead of stdout (missing folders are created).",
 )
 
 paths_argument = click.argument(
@@ -165,11 +173,25 @@ def _default_paths(paths: tuple[Path, ...]) -> list[Path]:
     return list(paths) if paths else [shipped_rules_dir()]
 
 
+def _new_file_mode() -> int:
+    """The mode `open()` would give a new file: 0666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so a crash never leaves a half-written file."""
+    """Write `text` to `path` so a crash never leaves a half-written file. Missing parent
+    folders are created; a file rewritten keeps its mode, a new one gets the umask's."""
     directory = path.parent if str(path.parent) else Path(".")
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = _new_file_mode()
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(handle, mode)  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
         os.replace(temporary, path)
@@ -183,17 +205,23 @@ def _count(number: int, noun: str) -> str:
 
 
 def _refuse_output_over_inputs(
-    out: Path | None, rules: Sequence[Path], bundle: Path | None = None
+    out: Path | None,
+    rules: Sequence[Path],
+    bundle: Path | None = None,
+    files: Sequence[Path] = (),
 ) -> None:
-    """Exit 2 before any work when `--out` names a rule file the run reads or a path
-    inside the bundle it checks: a report must never overwrite what it was made from."""
+    """Exit 2 before any work when `--out` names a rule file or another file the run
+    reads, or a path inside the bundle it checks: a report must never overwrite what it
+    was made from."""
     if out is None:
         return
     from engine.limits import output_conflict
     from engine.syntax.load import rule_paths
 
     conflict = output_conflict(
-        out, inputs=rule_paths(list(rules)), folders=[bundle] if bundle is not None else []
+        out,
+        inputs=[*rule_paths(list(rules)), *files],
+        folders=[bundle] if bundle is not None else [],
     )
     if conflict is not None:
         raise conflict
@@ -204,11 +232,19 @@ def _write_output(path: Path, text: str) -> None:
     try:
         _write_atomically(path, text)
     except OSError as error:
-        raise unreadable(str(path), error.strerror or type(error).__name__) from None
+        raise unwritable(str(path), error.strerror or type(error).__name__) from None
 
 
 def _echo(text: str, output_format: str, data: Any) -> None:
     click.echo(to_json(data) if output_format == "json" else text, nl=False)
+
+
+def _deliver(text: str, out: Path | None) -> None:
+    """A command's report: to `--out` when given, else to stdout."""
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        _write_output(out, text)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -221,11 +257,13 @@ def main() -> None:
 @paths_argument
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
 @judged_format_option
+@out_option
 @command
-def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
+def lint(paths: tuple[Path, ...], strict: bool, output_format: str, out: Path | None) -> int:
     """Parse and statically check rule files (default: the shipped rules)."""
     from engine.ruleset import lint_paths
 
+    _refuse_output_over_inputs(out, _default_paths(paths))
     checked, diagnostics = lint_paths(_default_paths(paths))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
@@ -241,14 +279,14 @@ def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
         from engine.report.ci import lint_report
 
         report = lint_report(_suite(), checked, diagnostics, strict)
-        click.echo(_ci_text(output_format, report), nl=False)
+        _deliver(_ci_text(output_format, report), out)
     elif output_format == "json":
         data = {"ok": not errors, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
-        click.echo(to_json(data), nl=False)
+        _deliver(to_json(data), out)
     else:
         if diagnostics:
             click.echo(render_all_text(diagnostics) + "\n", err=True)
-        click.echo(summary)
+        _deliver(summary + "\n", out)
     return int(ExitCode.REFUSED if errors else ExitCode.OK)
 
 
@@ -307,9 +345,15 @@ def diff(old: Path, new: Path, output_format: str) -> int:
 @main.command()
 @paths_argument
 @click.option("--check", is_flag=True, help="Exit 1 when a file is not formatted; write nothing.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff of each change (with --check, what would change).",
+)
 @format_option
 @command
-def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
+def fmt(paths: tuple[Path, ...], check: bool, show_diff: bool, output_format: str) -> int:
     """Rewrite rule files in canonical form (idempotent)."""
     from engine.syntax.format import format_rule_file
     from engine.syntax.load import rule_paths
@@ -318,18 +362,41 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     targets = rule_paths(_default_paths(paths))
     parsed = [(path, parse_file(path)) for path in targets]  # parse all before writing any
     changed: list[str] = []
+    diffs: dict[str, str] = {}
     for path, rule_file in parsed:
         formatted = format_rule_file(rule_file)
-        if formatted != path.read_text(encoding="utf-8"):
+        original = path.read_text(encoding="utf-8")
+        if formatted != original:
             changed.append(str(path))
+            diffs[str(path)] = _unified_diff(str(path), original, formatted)
             if not check:
                 _write_atomically(path, formatted)
     verb = "would reformat" if check else "reformatted"
-    text = "".join(f"{verb} {name}\n" for name in changed) + (
+    text = "".join(f"{verb} {name}\n" + (diffs[name] if show_diff else "") for name in changed) + (
         f"{len(targets) - len(changed)} files already formatted\n"
     )
-    _echo(text, output_format, {"checked": len(targets), "changed": changed, "check": check})
+    data: dict[str, Any] = {"checked": len(targets), "changed": changed, "check": check}
+    if show_diff:
+        data["diffs"] = diffs
+    _echo(text, output_format, data)
     return int(ExitCode.REFUSED if check and changed else ExitCode.OK)
+
+
+def _unified_diff(name: str, before: str, after: str) -> str:
+    """`diff -u` of a file's text before and after, the sides labelled as `git diff` does
+    (`a/NAME`, `b/NAME`; an absolute path as it is)."""
+    import difflib
+
+    absolute = Path(name).is_absolute()
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=name if absolute else f"a/{name}",
+        tofile=name if absolute else f"b/{name}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 @main.command("test")
@@ -349,6 +416,7 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
 )
 @lock_option
 @judged_format_option
+@out_option
 @command
 def test_command(
     paths: tuple[Path, ...],
@@ -356,6 +424,7 @@ def test_command(
     mutate: bool,
     lock: Path | None,
     output_format: str,
+    out: Path | None,
 ) -> int:
     """Run the rule test cases of PATHS (`*.cases.yaml` files, or folders searched for
     them; default: the current folder): each case through `check` or `evaluate`, one line
@@ -365,7 +434,9 @@ def test_command(
     from engine.freeze.diff import refuse_unlocked
     from engine.report.cases_report import cases_json, cases_text, counts
 
-    files = read_case_files(case_paths(list(paths) or [Path(".")]))
+    found = case_paths(list(paths) or [Path(".")])
+    _refuse_output_over_inputs(out, [], files=found)
+    files = read_case_files(found)
     refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
     groups = load_groups(files, refuse)
     mutations = run_suite(groups, mutate) if mutate else None
@@ -376,9 +447,11 @@ def test_command(
     if output_format in CI_FORMATS:
         from engine.report.ci import cases_report
 
-        click.echo(_ci_text(output_format, cases_report(_suite(), data)), nl=False)
+        _deliver(_ci_text(output_format, cases_report(_suite(), data)), out)
+    elif output_format == "json":
+        _deliver(to_json(data), out)
     else:
-        _echo(cases_text(groups, coverages, mutations), output_format, data)
+        _deliver(cases_text(groups, coverages, mutations), out)
     _passed, failed = counts([r for group in groups for r in group.results])
     survived = any(m.surviving for found in mutations or [] for m in found)
     return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
@@ -581,7 +654,7 @@ def _protocol_run(
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
 @judged_report_format_option
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@out_option
 @strict_option
 @protocol_option
 @lock_option
@@ -605,10 +678,7 @@ def check(
     program = _program(rules, lock)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-    if out is not None:
-        _write_output(out, text)
-    else:
-        click.echo(text, nl=False)
+    _deliver(text, out)
     return code
 
 
@@ -623,6 +693,7 @@ def check(
 )
 @rules_option
 @judged_report_format_option
+@out_option
 @strict_option
 @lock_option
 @command
@@ -631,6 +702,7 @@ def evaluate(
     inputs: tuple[str, ...],
     rules: tuple[Path, ...],
     output_format: str,
+    out: Path | None,
     strict: bool,
     lock: Path | None,
 ) -> int:
@@ -644,16 +716,17 @@ def evaluate(
     from engine.report.graph_report import graph_json, graph_text, passed
 
     named = [parse_input_option(text) for text in inputs]
+    _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
     result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
-        click.echo(to_json(graph_json(result, strict)), nl=False)
+        text = to_json(graph_json(result, strict))
     elif output_format in CI_FORMATS:
-        click.echo(_judged_text(output_format, graph_json(result, strict), program), nl=False)
+        text = _judged_text(output_format, graph_json(result, strict), program)
     else:
-        markdown = output_format == "markdown"
-        click.echo(graph_text(result, markdown=markdown, strict=strict), nl=False)
+        text = graph_text(result, markdown=output_format == "markdown", strict=strict)
+    _deliver(text, out)
     return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
 
 

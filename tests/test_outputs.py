@@ -1,0 +1,98 @@
+"""Where reports go: `--out` on every command that writes a report (folders created, the
+umask respected, `cannot write` when it cannot), and `fmt --diff`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import REPO, CliRun
+
+PROTOCOL = REPO / "tests" / "data" / "protocol"
+EVAL_RULES = str(PROTOCOL / "eval.rules")
+SHOP = REPO / "tests" / "data" / "evaluate"
+SHOP_INPUTS = [
+    f"--input={name}={SHOP / file}"
+    for name, file in {
+        "catalogue": "catalogue.yaml",
+        "orders": "orders.jsonl",
+        "policy": "policy.json",
+    }.items()
+]
+
+# Each command that writes a report, and its exit code on these inputs.
+REPORTS: dict[str, tuple[list[str], int]] = {
+    "check": (["check", str(PROTOCOL / "refused"), "--rules", EVAL_RULES], 1),
+    "evaluate": (["evaluate", "shop", "--rules", str(SHOP / "shop.rules"), *SHOP_INPUTS], 0),
+    "test": (["test", str(PROTOCOL)], 0),
+    "lint": (["lint", EVAL_RULES], 0),
+}
+
+
+@pytest.fixture
+def umask_027() -> Iterator[None]:
+    previous = os.umask(0o027)
+    yield
+    os.umask(previous)
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+@pytest.mark.parametrize("output_format", ["text", "json", "junit"])
+def test_out_writes_what_stdout_would_show(
+    name: str, output_format: str, tmp_path: Path, umask_027: None
+) -> None:
+    args, code = REPORTS[name]
+    shown = CliRun([*args, "--format", output_format])
+    target = tmp_path / "reports" / "ci" / f"{name}.out"
+    written = CliRun([*args, "--format", output_format, "--out", str(target)])
+    assert (shown.exit_code, written.exit_code) == (code, code)
+    assert written.stdout == ""
+    assert target.read_text(encoding="utf-8") == shown.stdout
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # 0666 less the umask, not 0600
+
+
+def test_out_that_cannot_be_written_says_so(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    args, _ = REPORTS["check"]
+    run = CliRun([*args, "--format", "json", "--out", str(blocker / "x.json")])
+    assert run.exit_code == 2
+    (diagnostic,) = run.data["diagnostics"]
+    assert diagnostic["code"] == "FILE_UNWRITABLE"
+    assert diagnostic["message"].startswith(f"cannot write `{blocker / 'x.json'}`: ")
+
+
+def test_out_never_overwrites_an_input_of_evaluate(tmp_path: Path) -> None:
+    orders = tmp_path / "orders.jsonl"
+    shutil.copy(SHOP / "orders.jsonl", orders)
+    before = orders.read_bytes()
+    args, _ = REPORTS["evaluate"]
+    args = [a.replace(str(SHOP / "orders.jsonl"), str(orders)) for a in args]
+    run = CliRun([*args, "--format", "json", "--out", str(orders)])
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "OUTPUT_IS_INPUT"
+    assert orders.read_bytes() == before
+
+
+def test_fmt_diff_shows_the_change_and_check_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "r.rules"
+    source = 'ruleset r version "1"\ngate   g\n  require true\n'
+    path.write_text(source, encoding="utf-8")
+    path.chmod(0o644)
+    run = CliRun(["fmt", "--check", "--diff", str(path)])
+    assert run.exit_code == 1
+    assert path.read_text(encoding="utf-8") == source
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"would reformat {path}"
+    assert lines[1:4] == [f"--- {path}", f"+++ {path}", "@@ -1,3 +1,4 @@"]
+    assert "-gate   g" in lines and "+gate g" in lines and "+" in lines
+    rewritten = CliRun(["fmt", str(path)])
+    assert rewritten.exit_code == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # a rewritten file keeps its mode
+    again = CliRun(["fmt", "--check", "--diff", "--format", "json", str(path)])
+    assert again.exit_code == 0 and again.data["diffs"] == {}
