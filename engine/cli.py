@@ -9,6 +9,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -92,6 +93,16 @@ out_option = click.option(
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the report to this file instead of stdout (missing folders are created).",
+)
+
+verbose_option = click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text and markdown: every input, rule, report table and decision after the first screen.",
+)
+exact_option = click.option(
+    "--exact", is_flag=True, help="Text and markdown: exact fractions beside rounded values."
 )
 
 paths_argument = click.argument(
@@ -633,8 +644,27 @@ def _judged_text(output_format: str, data: dict[str, Any], program: Any) -> str:
     return _ci_text(output_format, program_report(_suite(), data, program))
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """How a text or markdown report is shown (`--verbose`, `--exact`)."""
+
+    verbose: bool = False
+    exact: bool = False
+
+
+def _units(program: Any) -> dict[str, str]:
+    from engine.report.summary import rule_units
+
+    return rule_units(program.ruleset.checked.symbols.declarations)
+
+
 def _protocol_run(
-    program: Any, bundle: Path, protocol: Any, output_format: str, strict: bool
+    program: Any,
+    bundle: Path,
+    protocol: Any,
+    output_format: str,
+    strict: bool,
+    reading: _Reading = _Reading(),
 ) -> tuple[str, int]:
     """The report of a protocol bundle and its exit code."""
     from engine.evaluate.protocol import evaluate_protocol, reported_tables
@@ -646,7 +676,14 @@ def _protocol_run(
     elif output_format in CI_FORMATS:
         text = _judged_text(output_format, protocol_json(found, strict), program)
     else:
-        text = protocol_text(found, markdown=output_format == "markdown", strict=strict)
+        text = protocol_text(
+            found,
+            markdown=output_format == "markdown",
+            strict=strict,
+            verbose=reading.verbose,
+            exact=reading.exact,
+            units=_units(program),
+        )
     return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
 
 
@@ -658,6 +695,8 @@ def _protocol_run(
 @strict_option
 @protocol_option
 @lock_option
+@verbose_option
+@exact_option
 @command
 def check(
     bundle: Path,
@@ -667,6 +706,8 @@ def check(
     strict: bool,
     protocol_name: str | None,
     lock: Path | None,
+    verbose: bool,
+    exact: bool,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -677,7 +718,8 @@ def check(
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules, lock)
     protocol = _bundle_protocol(program, bundle, protocol_name)
-    text, code = _protocol_run(program, bundle, protocol, output_format, strict)
+    reading = _Reading(verbose, exact)
+    text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
     _deliver(text, out)
     return code
 
@@ -696,6 +738,8 @@ def check(
 @out_option
 @strict_option
 @lock_option
+@verbose_option
+@exact_option
 @command
 def evaluate(
     graph: str,
@@ -705,6 +749,8 @@ def evaluate(
     out: Path | None,
     strict: bool,
     lock: Path | None,
+    verbose: bool,
+    exact: bool,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -725,7 +771,14 @@ def evaluate(
     elif output_format in CI_FORMATS:
         text = _judged_text(output_format, graph_json(result, strict), program)
     else:
-        text = graph_text(result, markdown=output_format == "markdown", strict=strict)
+        text = graph_text(
+            result,
+            markdown=output_format == "markdown",
+            strict=strict,
+            verbose=verbose,
+            exact=exact,
+            units=_units(program),
+        )
     _deliver(text, out)
     return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
 
