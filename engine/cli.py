@@ -105,6 +105,10 @@ exact_option = click.option(
     "--exact", is_flag=True, help="Text and markdown: exact fractions beside rounded values."
 )
 
+quiet_option = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress bar on stderr (drawn only on a terminal)."
+)
+
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
 )
@@ -248,6 +252,13 @@ def _write_output(path: Path, text: str) -> None:
 
 def _echo(text: str, output_format: str, data: Any) -> None:
     click.echo(to_json(data) if output_format == "json" else text, nl=False)
+
+
+def _progress(label: str, quiet: bool) -> Any:
+    """A progress bar on stderr for the block, when stderr is a terminal and not `quiet`."""
+    from engine.progress import showing_progress
+
+    return showing_progress(sys.stderr, label, quiet)
 
 
 def _deliver(text: str, out: Path | None) -> None:
@@ -564,10 +575,14 @@ def answer(
 @click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
 @rules_option
 @format_option
+@quiet_option
 @command
-def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str) -> int:
+def answers(
+    index: Path, jobs: int, rules: tuple[Path, ...], output_format: str, quiet: bool
+) -> int:
     """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
     from engine.evaluate.batch import FilesRunner, read_index, run_jobs
+    from engine.progress import advance
     from engine.report.answer_report import answer_json, answer_text
 
     rule_paths = _default_paths(rules)
@@ -576,14 +591,17 @@ def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str)
     schema_sha256 = runner.schema_sha256()
     total = passed = 0
     failed: list[dict[str, Any]] = []
-    for result in run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs):
-        total += 1
-        if result.outcome.passed:
-            passed += 1
-        elif output_format == "json":
-            failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
-        else:
-            click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
+    results = run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs)
+    with _progress("answers checked:", quiet):
+        for result in results:
+            total += 1
+            advance(total, None)
+            if result.outcome.passed:
+                passed += 1
+            elif output_format == "json":
+                failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
+            else:
+                click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
     summary = f"{total} answers: {passed} structurally valid, {total - passed} with findings\n"
     data = {"answers": total, "structural_ok": passed, "with_findings": failed}
     _echo(summary, output_format, data)
@@ -697,6 +715,7 @@ def _protocol_run(
 @lock_option
 @verbose_option
 @exact_option
+@quiet_option
 @command
 def check(
     bundle: Path,
@@ -708,6 +727,7 @@ def check(
     lock: Path | None,
     verbose: bool,
     exact: bool,
+    quiet: bool,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -719,7 +739,8 @@ def check(
     program = _program(rules, lock)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     reading = _Reading(verbose, exact)
-    text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
+    with _progress(f"checking {bundle}", quiet):
+        text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
     _deliver(text, out)
     return code
 
@@ -740,6 +761,7 @@ def check(
 @lock_option
 @verbose_option
 @exact_option
+@quiet_option
 @command
 def evaluate(
     graph: str,
@@ -751,6 +773,7 @@ def evaluate(
     lock: Path | None,
     verbose: bool,
     exact: bool,
+    quiet: bool,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -765,7 +788,8 @@ def evaluate(
     _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
-    result = evaluate_documents(program, graph, load_documents(named))
+    with _progress(f"evaluating {graph}", quiet):
+        result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
         text = to_json(graph_json(result, strict))
     elif output_format in CI_FORMATS:

@@ -96,3 +96,45 @@ def test_fmt_diff_shows_the_change_and_check_writes_nothing(tmp_path: Path) -> N
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # a rewritten file keeps its mode
     again = CliRun(["fmt", "--check", "--diff", "--format", "json", str(path)])
     assert again.exit_code == 0 and again.data["diffs"] == {}
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, str, str]:
+    """Run the installed CLI with stderr on a pseudo-terminal: exit code, stdout, stderr."""
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    rulecheck = str(Path(sys.executable).parent / "rulecheck")
+    done = subprocess.run(
+        [rulecheck, *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+        check=False,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: everything written has been read
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return done.returncode, done.stdout.decode("utf-8"), seen.decode("utf-8")
+
+
+def test_progress_is_drawn_on_a_terminal_only_and_never_with_quiet() -> None:
+    args, code = REPORTS["check"]
+    piped = CliRun(args)
+    status, stdout, stderr = _on_a_terminal(args)
+    assert (status, stdout) == (code, piped.stdout)  # the report itself is the same
+    assert "checking " in stderr and "] " in stderr
+    assert stderr.endswith("\r\x1b[K")  # the bar is erased when the run ends
+    assert piped.stderr == ""  # not a terminal: nothing drawn
+    status, stdout, stderr = _on_a_terminal([*args, "--quiet"])
+    assert (status, stdout, stderr) == (code, piped.stdout, "")
