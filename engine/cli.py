@@ -543,6 +543,7 @@ ANSWER_ALIAS = FilesAlias(
 @click.option("--source", "source", type=click.Path(path_type=Path), help="Source snapshot folder.")
 @rules_option
 @format_option
+@out_option
 @command
 def answer(
     answer_path: Path,
@@ -552,6 +553,7 @@ def answer(
     source: Path | None,
     rules: tuple[Path, ...],
     output_format: str,
+    out: Path | None,
 ) -> int:
     """Check one answer against the response contract and its packet (structure only):
     protocol `answer_review` of the rules, over the files named."""
@@ -559,14 +561,16 @@ def answer(
     from engine.evaluate.batch import FilesRunner
     from engine.report.answer_report import answer_json, answer_text
 
-    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     files = {"answer": answer_path, "packet": packet}
     if draft is not None:
         files["draft"] = draft
+    _refuse_output_over_inputs(out, _default_paths(rules), source, list(files.values()))
+    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     result = runner.run(FilesJob(files, {"role": role}, source))
     ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
     data = answer_json(ANSWER_ALIAS, result, ruleset_hash, runner.schema_sha256())
-    _echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), output_format, data)
+    text = answer_text(ANSWER_ALIAS, result, ruleset_hash)
+    _deliver(to_json(data) if output_format == "json" else text, out)
     return int(ExitCode.OK if result.outcome.passed else ExitCode.REFUSED)
 
 
@@ -576,9 +580,15 @@ def answer(
 @rules_option
 @format_option
 @quiet_option
+@out_option
 @command
 def answers(
-    index: Path, jobs: int, rules: tuple[Path, ...], output_format: str, quiet: bool
+    index: Path,
+    jobs: int,
+    rules: tuple[Path, ...],
+    output_format: str,
+    quiet: bool,
+    out: Path | None,
 ) -> int:
     """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
     from engine.evaluate.batch import FilesRunner, read_index, run_jobs
@@ -586,11 +596,13 @@ def answers(
     from engine.report.answer_report import answer_json, answer_text
 
     rule_paths = _default_paths(rules)
+    _refuse_output_over_inputs(out, rule_paths, files=[index])
     runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
     schema_sha256 = runner.schema_sha256()
     total = passed = 0
     failed: list[dict[str, Any]] = []
+    findings: list[str] = []  # kept for --out; streamed to stdout otherwise
     results = run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs)
     with _progress("answers checked:", quiet):
         for result in results:
@@ -600,11 +612,13 @@ def answers(
                 passed += 1
             elif output_format == "json":
                 failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
+            elif out is not None:
+                findings.append(answer_text(ANSWER_ALIAS, result, ruleset_hash))
             else:
                 click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
     summary = f"{total} answers: {passed} structurally valid, {total - passed} with findings\n"
     data = {"answers": total, "structural_ok": passed, "with_findings": failed}
-    _echo(summary, output_format, data)
+    _deliver(to_json(data) if output_format == "json" else "".join(findings) + summary, out)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
@@ -631,6 +645,7 @@ def _ruleset(rules: tuple[Path, ...], lock: Path | None) -> Any:
 @strict_option
 @format_option
 @protocol_option
+@out_option
 @command
 def admit(
     bundle: Path,
@@ -638,13 +653,15 @@ def admit(
     strict: bool,
     output_format: str,
     protocol_name: str | None,
+    out: Path | None,
 ) -> int:
     """Check that a bundle may be evaluated: `check`'s report, whose exit code is the
     admission gate's (every failed prerequisite is listed with its rule and location)."""
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-    click.echo(text, nl=False)
+    _deliver(text, out)
     return code
 
 

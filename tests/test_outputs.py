@@ -16,6 +16,7 @@ from tests.cli_run import REPO, CliRun
 PROTOCOL = REPO / "tests" / "data" / "protocol"
 EVAL_RULES = str(PROTOCOL / "eval.rules")
 SHOP = REPO / "tests" / "data" / "evaluate"
+ANSWER = REPO / "controls" / "answer"
 SHOP_INPUTS = [
     f"--input={name}={SHOP / file}"
     for name, file in {
@@ -31,6 +32,16 @@ REPORTS: dict[str, tuple[list[str], int]] = {
     "evaluate": (["evaluate", "shop", "--rules", str(SHOP / "shop.rules"), *SHOP_INPUTS], 0),
     "test": (["test", str(PROTOCOL)], 0),
     "lint": (["lint", EVAL_RULES], 0),
+    "admit": (["admit", str(PROTOCOL / "accepted"), "--rules", EVAL_RULES], 0),
+    "answer": (
+        [
+            "answer",
+            str(ANSWER / "answer_A.json"),
+            *("--packet", str(ANSWER / "packet.json"), "--role", "A"),
+            *("--draft", str(ANSWER / "draft.json"), "--source", str(ANSWER / "source")),
+        ],
+        0,
+    ),
 }
 
 
@@ -41,8 +52,16 @@ def umask_027() -> Iterator[None]:
     os.umask(previous)
 
 
-@pytest.mark.parametrize("name", sorted(REPORTS))
-@pytest.mark.parametrize("output_format", ["text", "json", "junit"])
+# The commands that judge rules also write the CI formats (tests/test_ci_formats.py).
+JUDGING = ("check", "evaluate", "test", "lint")
+OUT_CASES = [
+    (name, output_format)
+    for name in sorted(REPORTS)
+    for output_format in ("text", "json", *(("junit",) if name in JUDGING else ()))
+]
+
+
+@pytest.mark.parametrize(("name", "output_format"), OUT_CASES)
 def test_out_writes_what_stdout_would_show(
     name: str, output_format: str, tmp_path: Path, umask_027: None
 ) -> None:
