@@ -225,6 +225,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "(exit 2)",
             ),
             (
+                "HTML_NOT_INSTALLED",
+                "`--format html` needs jinja2 and matplotlib: `pip install rulecheck[html]` "
+                "(exit 2)",
+            ),
+            (
                 "INSPECT_LOG_FORMAT",
                 "a file given to `rulecheck import inspect` is not named `.eval` or `.json` "
                 "(exit 2)",

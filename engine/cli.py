@@ -53,10 +53,11 @@ judged_format_option = click.option(
 judged_report_format_option = click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown", *CI_FORMATS]),
+    type=click.Choice(["text", "json", "markdown", "html", *CI_FORMATS]),
     default="text",
     show_default=True,
-    help="Output format (markdown for long reports; junit, sarif or github for CI).",
+    help="Output format (markdown or a self-contained html page for long reports; junit, "
+    "sarif or github for CI).",
 )
 rules_option = click.option(
     "--rules",
@@ -710,6 +711,13 @@ def _protocol_run(
         text = to_json(protocol_json(found, strict))
     elif output_format in CI_FORMATS:
         text = _judged_text(output_format, protocol_json(found, strict), program)
+    elif output_format == "html":
+        from engine.report.graph_report import outcome_line
+        from engine.report.html_report import html_report
+
+        title = f"{found.protocol.name.text}: {bundle}"
+        counts = outcome_line(found.graph, strict)
+        text = html_report(protocol_json(found, strict), title, _units(program), counts)
     else:
         text = protocol_text(
             found,
@@ -811,6 +819,12 @@ def evaluate(
         text = to_json(graph_json(result, strict))
     elif output_format in CI_FORMATS:
         text = _judged_text(output_format, graph_json(result, strict), program)
+    elif output_format == "html":
+        from engine.report.graph_report import outcome_line
+        from engine.report.html_report import html_report
+
+        counts = outcome_line(result, strict)
+        text = html_report(graph_json(result, strict), f"graph {graph}", _units(program), counts)
     else:
         text = graph_text(
             result,
