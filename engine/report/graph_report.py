@@ -97,12 +97,16 @@ def outcome_line(result: GraphResult, strict: bool) -> str:
     if passed(result, strict):
         return f"PASSED: {stated}"
     if result.passed:
-        return f"FAILED (--strict): {stated}; a rule that binds nothing fails"
+        return f"FAILED (--strict): {stated}"
     return f"FAILED: {stated}"
 
 
 def summary_blocks(
-    result: GraphResult, units: Mapping[str, str], exact: bool, verbose: bool
+    result: GraphResult,
+    units: Mapping[str, str],
+    exact: bool,
+    verbose: bool,
+    strict: bool = False,
 ) -> list[Block]:
     """The first screen after the outcome: failing rules, violations (the first few unless
     `verbose`), vacuous rules, and each passing rule's binding nearest its bound."""
@@ -125,7 +129,8 @@ def summary_blocks(
         vacuous = [(0, f"`{w.rule}`") for w in evaluation.warnings[:SHOWN]]
         if len(evaluation.warnings) > SHOWN:
             vacuous.append((0, f"... and {len(evaluation.warnings) - SHOWN} more (--verbose)"))
-        title = f"VACUOUS ({len(evaluation.warnings)}: bind nothing; --strict fails them)"
+        consequence = "--strict: these fail the run" if strict else "--strict fails them"
+        title = f"VACUOUS ({len(evaluation.warnings)}: bind nothing; {consequence})"
         blocks.append(Block(title, tuple(vacuous)))
     rows = closest_rows([*evaluation.gates, *evaluation.budgets], units, exact)
     if rows:
@@ -193,7 +198,7 @@ def graph_blocks(
     if evaluation.decisions and not verbose:
         items = tuple(item for d in evaluation.decisions for item in decision_items(d))
         blocks.append(Block("DECISIONS", items))
-    blocks += summary_blocks(result, units, exact, verbose)
+    blocks += summary_blocks(result, units, exact, verbose, strict)
     if verbose:
         blocks += detail_blocks(result, strict, tables, units, exact)
     else:

@@ -126,7 +126,7 @@ def protocol_text(
     blocks.append(Block(text=tuple(head)))
     if verdict is not None:
         blocks.append(_why(verdict))
-    blocks += summary_blocks(graph, units or {}, exact, verbose)
+    blocks += summary_blocks(graph, units or {}, exact, verbose, strict)
     if verbose:
         blocks.append(_documents(result))
         blocks += detail_blocks(graph, strict, _report_tables(result), units or {}, exact)

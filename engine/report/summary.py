@@ -152,7 +152,7 @@ def failing_lines(rule: RuleResult, unit: str | None, exact: bool) -> list[str]:
         if observation.error:
             why = f"error: {observation.error}"
         elif observation.failed_rules:
-            why = f"these did not hold: {', '.join(observation.failed_rules)}"
+            why = f"failed because these did not hold: {', '.join(observation.failed_rules)}"
         elif observation.op is not None:
             miss = margin(observation)
             short = f", misses by {with_unit(-miss, unit, exact)}" if miss is not None else ""
