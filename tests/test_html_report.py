@@ -80,9 +80,19 @@ def test_decision_and_scorecards_come_first_then_a_plot_per_compared_rule(
     data = CliRun([*CAMPAIGN, "--format", "json"]).data
     figures = page.count("figure", **{"class": "plot"})
     assert figures == _plotted(data) > 0
-    assert page.count("svg") == figures
+    assert page.count("svg") == figures + page.count("figure", **{"class": "distribution"})
     for table in data["tables"]:
         assert f'id="table-{table["name"]}"' in campaign_page
+
+
+def test_a_table_grouped_by_its_first_column_is_plotted_per_group() -> None:
+    # seed 001's trials: each arm's verified progress, one dot per trial and the median
+    run = CliRun(["check", str(REPO / "controls" / "trials"), "--format", "html"])
+    assert run.exit_code == 0
+    page = Page(run.stdout)
+    names = {a.get("id") for t, a in page.tags if t == "figure"}
+    assert "distribution-trial_outcomes-verified_progress" in names
+    assert page.count("svg") == page.count("figure", **{"class": "distribution"}) >= 1
 
 
 def test_the_page_is_byte_stable(campaign_page: str) -> None:
@@ -139,7 +149,10 @@ def test_headless_chromium_renders_the_page_and_its_plots_without_console_errors
     assert rendered.returncode == 0, rendered.stderr[-2000:]
     assert ":CONSOLE" not in rendered.stderr, rendered.stderr
     dom = Page(rendered.stdout)
-    assert dom.count("figure", **{"class": "plot"}) == Page(campaign_page).count("svg") > 0
+    shown = Page(campaign_page)
+    plotted = shown.count("figure", **{"class": "plot"})
+    assert dom.count("figure", **{"class": "plot"}) == plotted > 0
+    assert dom.count("svg") == shown.count("svg")
     assert "ADVANCE" in "".join(dom.text)
     pictured = subprocess.run(
         [*browser, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=180

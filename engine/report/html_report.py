@@ -20,6 +20,9 @@ from engine.units import UNITS
 
 # A plot shows at most this many bindings; the rest are in the tables of the page.
 MAX_BINDINGS = 120
+# A table's rows are plotted by group when its first column has 2..MAX_GROUPS values.
+MAX_GROUPS = 12
+MAX_DISTRIBUTIONS = 6
 
 
 def _libraries() -> tuple[Any, Any]:
@@ -102,10 +105,75 @@ def _plot(figure_class: Any, rule: Mapping[str, Any], unit: str | None) -> str:
         axes.set_title(f"{rule['kind']} {rule['name']}", fontsize=10)
         axes.legend(loc="best", fontsize=7)
         axes.grid(axis="y", linewidth=0.3)
-        buffer = io.StringIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        return _svg(figure)
+
+
+def _svg(figure: Any) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # inline: no XML declaration or doctype
+
+
+def _distributions(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """For a report table whose first column groups its rows (a few text values, each on
+    several rows: the arms of a comparison, say), each numeric column's values per group,
+    as dots with the group's median: SVG text, at most MAX_DISTRIBUTIONS per table."""
+    import matplotlib
+
+    rows, columns = table["rows"], table["columns"]
+    keys = [row["values"][0] for row in rows] if rows else []
+    if len(columns) < 2 or not keys or not all(isinstance(k, str) for k in keys):
+        return []
+    groups = sorted(set(keys))
+    if not 2 <= len(groups) <= MAX_GROUPS or len(groups) == len(rows):
+        return []
+    found = []
+    for index, column in enumerate(columns[1:], start=1):
+        cells = [row["values"][index] for row in rows]
+        values = [_number(cell) for cell in cells]
+        # a null cell (an indeterminate trial, say) is left out; any other non-number
+        # (text, a flag, an error) makes the column no distribution
+        if any(v is None and c is not None for v, c in zip(values, cells, strict=True)):
+            continue
+        if all(v is None for v in values):
+            continue
+        by_group = {
+            g: [float(v) for k, v in zip(keys, values, strict=True) if k == g and v is not None]
+            for g in groups
+        }
+        with matplotlib.rc_context({"svg.hashsalt": "rulecheck", "svg.fonttype": "none"}):
+            figure = figure_class(figsize=(6, 2.6), layout="constrained")
+            axes = figure.subplots()
+            for x, group in enumerate(groups):
+                points = by_group[group]
+                spread = [
+                    x + 0.25 * (i / max(len(points) - 1, 1) - 0.5) for i in range(len(points))
+                ]
+                axes.scatter(spread, points, s=16, color="#1f5fa8", zorder=3)
+                if points:
+                    middle = (
+                        sorted(points)[len(points) // 2]
+                        if len(points) % 2
+                        else (sum(sorted(points)[len(points) // 2 - 1 : len(points) // 2 + 1]) / 2)
+                    )
+                    axes.hlines(middle, x - 0.3, x + 0.3, color="#555555", linewidth=1.5)
+            axes.set_xticks(range(len(groups)), groups, fontsize=8)
+            axes.set_ylabel(column, fontsize=8)
+            axes.set_title(f"{table['name']}: {column} by {columns[0]}", fontsize=10)
+            axes.grid(axis="y", linewidth=0.3)
+            found.append(
+                {
+                    "name": f"{table['name']}-{column}",
+                    "table": table["name"],
+                    "column": column,
+                    "by": columns[0],
+                    "svg": _svg(figure),
+                }
+            )
+        if len(found) == MAX_DISTRIBUTIONS:
+            break
+    return found
 
 
 def _rule_row(rule: Mapping[str, Any], unit: str | None, vacuous: set[str]) -> dict[str, Any]:
@@ -203,6 +271,7 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
             for t in data["tables"]
         ],
         "plots": plots,
+        "distributions": [d for t in data["tables"] for d in _distributions(figure_class, t)],
         "violations": [{**v, "where": _place(v["location"])} for v in data["violations"]],
         "rules": [_rule_row(r, units.get(r["name"]), vacuous) for r in rules],
         "inputs": inputs,
