@@ -49,9 +49,9 @@ def rounded(value: Any) -> str:
     return str(value)
 
 
-def shown(value: Any, with_exact: bool = False) -> str:
-    """The rounded form; with `with_exact`, followed by the exact fraction when rounding
-    lost something (`--exact`)."""
+def shown(value: Any, with_exact: bool = True) -> str:
+    """The rounded form, followed by the exact fraction when rounding lost something
+    (unless `with_exact` is false: the text report shows it only with `--exact`)."""
     text = rounded(value)
     if with_exact and isinstance(value, Fraction) and value.denominator != 1:
         return f"{text} ({exact(value)})"
