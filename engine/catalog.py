@@ -26,8 +26,8 @@ def _entries(stage: str, severity: str, rows: tuple[tuple[str, str], ...]) -> li
 
 # Codes written as `PREFIX_...` for each file a loader reads; PREFIX names the file's role
 # (a protocol's documents report as `INPUT_...` and `DOCUMENT_SCHEMA`, or as its rules say).
-YAML_PREFIXES = ("INPUT", "LOCK", "CASES")
-SCHEMA_PREFIXES = ("LOCK", "CASES")
+YAML_PREFIXES = ("INPUT", "LOCK", "CASES", "CONTROLS")
+SCHEMA_PREFIXES = ("LOCK", "CASES", "CONTROLS")
 
 
 def _role(prefix: str) -> str:
@@ -300,6 +300,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "MUTANT_SURVIVED",
                 "`rulecheck test --mutate`: no case catches a threshold mutant of the rules",
             ),
+            (
+                "CONTROLS_UNKNOWN_NAME",
+                "an expected-result table of controls names a case no case file holds, or an "
+                "owning control the table does not list (exit 2)",
+            ),
         ),
     )
     + _entries(
@@ -353,6 +358,34 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "VACUOUS",
                 "a link rule, gate or budget bound nothing on this input: its outcome "
                 "is not evidence (`--strict` fails the run)",
+            ),
+        ),
+    )
+    + _entries(
+        "receipt",
+        "error",
+        (
+            (
+                "RECEIPT_MISMATCH",
+                "`verify-receipt`: a field of an evaluation receipt differs from what the "
+                "check gives now (an input file, the manifest, ruleset or lock hash, the "
+                "evaluator, the verdict, a rule outcome or the report's sha256), located at "
+                "the field",
+            ),
+            (
+                "RECEIPT_MALFORMED",
+                "`verify-receipt`: the file is not an evaluation receipt of a known format",
+            ),
+        ),
+    )
+    + _entries(
+        "replay",
+        "error",
+        (
+            (
+                "REPLAY_LOCK_RULES",
+                "`replay`: a lock was given whose rule files are missing or no longer match "
+                "it; a lock stands for its rule files only unchanged (give the folder) (exit 2)",
             ),
         ),
     )

@@ -225,6 +225,7 @@ def _refuse_output_over_inputs(
     rules: Sequence[Path],
     bundle: Path | None = None,
     files: Sequence[Path] = (),
+    option: str = "--out",
 ) -> None:
     """Exit 2 before any work when `--out` names a rule file or another file the run
     reads, or a path inside the bundle it checks: a report must never overwrite what it
@@ -238,6 +239,7 @@ def _refuse_output_over_inputs(
         out,
         inputs=[*rule_paths(list(rules)), *files],
         folders=[bundle] if bundle is not None else [],
+        option=option,
     )
     if conflict is not None:
         raise conflict
@@ -481,6 +483,34 @@ def test_command(
 
 
 @main.command()
+@click.argument(
+    "table",
+    required=False,
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("controls") / "evaluator" / "expected.yaml",
+)
+@report_format_option
+@command
+def controls(table: Path, output_format: str) -> int:
+    """Run an expected-result table of controls and mutations (default:
+    controls/evaluator/expected.yaml): each control's and mutation's cases through the
+    public path of `rulecheck test`, one row per control, the mutation-to-owning-control
+    attribution, `N passed, N failed` last (docs/testing.md)."""
+    from engine.cases.controls import control_rows, read_control_table, row_counts
+    from engine.cases.suite import load_groups, run_suite
+    from engine.report.controls_report import controls_json, controls_markdown, controls_text
+
+    found = read_control_table(table)
+    groups = load_groups(list(found.case_files))
+    run_suite(groups)
+    rows = control_rows(found, groups)
+    text = (controls_markdown if output_format == "markdown" else controls_text)(found, rows)
+    _echo(text, output_format, controls_json(found, rows))
+    _passed, failed = row_counts(rows)
+    return int(ExitCode.REFUSED if failed else ExitCode.OK)
+
+
+@main.command()
 @click.argument("name")
 @rules_option
 @format_option
@@ -704,30 +734,44 @@ def _protocol_run(
 ) -> tuple[str, int]:
     """The report of a protocol bundle and its exit code."""
     from engine.evaluate.protocol import evaluate_protocol, reported_tables
-    from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
+    from engine.report.protocol_report import protocol_json, protocol_passed
 
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
+    text = _protocol_report(
+        found, protocol_json(found, strict), program, output_format, strict, reading
+    )
+    return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+
+
+def _protocol_report(
+    found: Any,
+    data: dict[str, Any],
+    program: Any,
+    output_format: str,
+    strict: bool,
+    reading: _Reading,
+) -> str:
+    """A protocol result in the format asked for; `data` is its JSON report."""
+    from engine.report.protocol_report import protocol_text
+
     if output_format == "json":
-        text = to_json(protocol_json(found, strict))
-    elif output_format in CI_FORMATS:
-        text = _judged_text(output_format, protocol_json(found, strict), program)
-    elif output_format == "html":
+        return to_json(data)
+    if output_format in CI_FORMATS:
+        return _judged_text(output_format, data, program)
+    if output_format == "html":
         from engine.report.graph_report import outcome_line
         from engine.report.html_report import html_report
 
-        title = f"{found.protocol.name.text}: {bundle}"
-        counts = outcome_line(found.graph, strict)
-        text = html_report(protocol_json(found, strict), title, _units(program), counts)
-    else:
-        text = protocol_text(
-            found,
-            markdown=output_format == "markdown",
-            strict=strict,
-            verbose=reading.verbose,
-            exact=reading.exact,
-            units=_units(program),
-        )
-    return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+        title = f"{found.protocol.name.text}: {found.bundle.root}"
+        return html_report(data, title, _units(program), outcome_line(found.graph, strict))
+    return protocol_text(
+        found,
+        markdown=output_format == "markdown",
+        strict=strict,
+        verbose=reading.verbose,
+        exact=reading.exact,
+        units=_units(program) if program is not None else {},
+    )
 
 
 @main.command()
@@ -741,6 +785,12 @@ def _protocol_run(
 @verbose_option
 @exact_option
 @quiet_option
+@click.option(
+    "--receipt",
+    "receipt",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the evaluation receipt here (`rulecheck verify-receipt` checks it).",
+)
 @command
 def check(
     bundle: Path,
@@ -753,6 +803,7 @@ def check(
     verbose: bool,
     exact: bool,
     quiet: bool,
+    receipt: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
@@ -761,13 +812,139 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    program = _program(rules, lock)
-    protocol = _bundle_protocol(program, bundle, protocol_name)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, option="--receipt")
     reading = _Reading(verbose, exact)
     with _progress(f"checking {bundle}", quiet):
-        text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
+        if receipt is not None:
+            text, written, code = _receipt_run(
+                bundle, rules, lock, protocol_name, strict, output_format, reading
+            )
+            _write_output(receipt, written)
+        else:
+            program = _program(rules, lock)
+            protocol = _bundle_protocol(program, bundle, protocol_name)
+            text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
     _deliver(text, out)
     return code
+
+
+def _receipt_run(
+    bundle: Path,
+    rules: tuple[Path, ...],
+    lock: Path | None,
+    protocol_name: str | None,
+    strict: bool,
+    output_format: str,
+    reading: _Reading = _Reading(),
+) -> tuple[str, str, int]:
+    """`check --receipt`: the report, the receipt's text and the exit code."""
+    from engine.report.protocol_report import protocol_passed
+    from engine.report.receipt import Invocation, receipt_text, run_with_receipt
+
+    paths = tuple(_default_paths(rules))
+    run = run_with_receipt(Invocation(bundle, paths, lock, protocol_name, strict))
+    # the CI formats and the html page read the compiled rules (their links, the units
+    # of their bounds); the text report does without units rather than compile twice
+    needs_program = output_format in (*CI_FORMATS, "html")
+    program = _program(rules, lock) if needs_program else None
+    text = _protocol_report(run.result, run.report, program, output_format, strict, reading)
+    code = int(ExitCode.OK if protocol_passed(run.result, strict) else ExitCode.REFUSED)
+    return text, receipt_text(run.receipt), code
+
+
+@main.command("verify-receipt")
+@click.argument("receipt", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("bundle", type=click.Path(path_type=Path))
+@rules_option
+@lock_option
+@format_option
+@command
+def verify_receipt(
+    receipt: Path, bundle: Path, rules: tuple[Path, ...], lock: Path | None, output_format: str
+) -> int:
+    """Re-run offline the check an evaluation receipt records (`check --receipt`) on
+    BUNDLE and compare every field; exit 0 only if all match, else 1 with one located
+    RECEIPT_MISMATCH per field that differs."""
+    from engine.report.receipt import verify_receipt as verify
+
+    mismatches = verify(receipt, bundle, _default_paths(rules), lock)
+    if output_format == "json":
+        data = {"ok": not mismatches, "diagnostics": [diagnostic_json(d) for d in mismatches]}
+        click.echo(to_json(data), nl=False)
+    elif mismatches:
+        click.echo(render_all_text(tuple(mismatches)) + "\n", err=True)
+        count = len(mismatches)
+        verb = "does" if count == 1 else "do"
+        click.echo(f"receipt {receipt}: {_count(count, 'field')} {verb} not match")
+    else:
+        click.echo(f"receipt {receipt}: every field matches")
+    return int(ExitCode.REFUSED if mismatches else ExitCode.OK)
+
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("name", required=False)
+@rules_option
+@protocol_option
+@format_option
+@command
+def explain(
+    bundle: Path,
+    name: str | None,
+    rules: tuple[Path, ...],
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Why the verdict (or the decision, gate, budget or link rule NAME) came out: the
+    decision row, the gates it read, each failing rule's failing (or closest) bindings, the
+    values compared, the input records and their locations, and for each failing bound the
+    smallest change of the counted data that would make it hold."""
+    from engine.evaluate.protocol import evaluate_protocol
+    from engine.report.explain import explain as explain_chain
+    from engine.report.explain import explanation_json, explanation_text
+
+    program = _program(rules)
+    protocol = _bundle_protocol(program, bundle, protocol_name)
+    found = evaluate_protocol(program, bundle, protocol, frozenset())
+    explained = explain_chain(program, found, name)
+    _echo(explanation_text(explained), output_format, explanation_json(explained, bundle))
+    return 0
+
+
+@main.command()
+@click.option(
+    "--old", "old", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK now."
+)
+@click.option(
+    "--new", "new", required=True, type=click.Path(path_type=Path), help="RULES_OR_LOCK proposed."
+)
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
+@protocol_option
+@format_option
+@command
+def replay(
+    old: Path,
+    new: Path,
+    bundles: tuple[Path, ...],
+    jobs: int,
+    protocol_name: str | None,
+    output_format: str,
+) -> int:
+    """Check each BUNDLE under the OLD and the NEW rules (a rule file or folder, or a lock
+    standing for the rule files it was frozen from) and print, bundle by bundle, the
+    verdict under each, every rule outcome that changed and the changed declarations it
+    reads; exit 1 when any verdict flips (2 when a bundle cannot be read)."""
+    from engine.evaluate.replay import Replayer, load_rule_side, replay_all
+    from engine.report.replay_report import ReplayPrinter
+
+    replayer = Replayer.of(load_rule_side(old), load_rule_side(new), jobs)
+    printer = ReplayPrinter(replayer, output_format)
+    click.echo(printer.head(), nl=False)
+    for result in replay_all(printer.replayer, bundles, protocol_name, jobs):
+        click.echo(printer.row(result), nl=False)
+    click.echo(printer.tail(), nl=False)
+    return printer.exit_code()
 
 
 @main.command()

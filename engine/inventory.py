@@ -34,22 +34,25 @@ def _dependency_versions() -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def collect_inventory(rule_locations: Sequence[Path]) -> dict[str, Any]:
-    """Runtime, dependencies and content hashes, as data."""
-    ruleset = load_ruleset(rule_locations)
+def _schema_hashes() -> dict[str, str]:
     schemas = shipped("schemas")
-    schema_hashes = {
+    return {
         entry.name: sha256_hex(entry.read_bytes())
         for entry in sorted(schemas.iterdir(), key=lambda e: e.name)
         if entry.name.endswith((".yaml", ".json"))
     }
+
+
+def evaluator_identity() -> dict[str, Any]:
+    """What decides how rules evaluate, independent of the machine it runs on: the
+    rulecheck version, the Python version and implementation, every dependency version,
+    the grammar and the engine's own schemas (an evaluation receipt records this; the
+    interpreter's path and the kernel's name are left out: they change no verdict)."""
     return {
         "rulecheck": metadata.version(DISTRIBUTION),
         "runtime": {
             "python": platform.python_version(),
             "implementation": platform.python_implementation(),
-            "executable": sys.executable,
-            "platform": platform.platform(),
         },
         "dependencies": _dependency_versions(),
         "grammar": {
@@ -57,13 +60,30 @@ def collect_inventory(rule_locations: Sequence[Path]) -> dict[str, Any]:
             "version": grammar_version(),
             "sha256": sha256_hex(grammar_text().encode("utf-8")),
         },
+        "schemas": _schema_hashes(),
+    }
+
+
+def collect_inventory(rule_locations: Sequence[Path]) -> dict[str, Any]:
+    """Runtime, dependencies and content hashes, as data."""
+    ruleset = load_ruleset(rule_locations)
+    identity = evaluator_identity()
+    return {
+        "rulecheck": identity["rulecheck"],
+        "runtime": {
+            **identity["runtime"],
+            "executable": sys.executable,
+            "platform": platform.platform(),
+        },
+        "dependencies": identity["dependencies"],
+        "grammar": identity["grammar"],
         "rules": {
             "ruleset_hash": ruleset.hashed.ruleset_hash,
             "files": {
                 str(path): sha256_hex(read_input(path)) for path in rule_paths(rule_locations)
             },
         },
-        "schemas": schema_hashes,
+        "schemas": identity["schemas"],
     }
 
 

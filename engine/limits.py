@@ -27,9 +27,12 @@ that so; `docs/reliability.md` lists them with their codes.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -143,7 +146,34 @@ def read_input(path: Path) -> bytes:
         except OSError as error:
             raise os_error(path, error) from None
     _check_size(path, len(raw))  # grew while being read
+    log = _READ_LOG.get()
+    if log is not None:
+        log[os.path.abspath(path)] = hashlib.sha256(raw).hexdigest()
     return raw
+
+
+# While `recording_reads()` is active: every file `read_input` returned, by absolute path,
+# with the sha256 of the bytes returned (what an evaluation receipt lists as its inputs).
+_READ_LOG: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "read_log", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_reads() -> Iterator[dict[str, str]]:
+    """Record every file read through `read_input` inside the block: absolute path ->
+    sha256 of the bytes read (the last read wins when a file is read twice). Inside an
+    outer block, the outer record is the one added to."""
+    outer = _READ_LOG.get()
+    if outer is not None:
+        yield outer
+        return
+    log: dict[str, str] = {}
+    token = _READ_LOG.set(log)
+    try:
+        yield log
+    finally:
+        _READ_LOG.reset(token)
 
 
 def _check_regular(path: Path, mode: int) -> None:
@@ -210,10 +240,11 @@ def number_too_large(digits: str, exponent: int) -> str | None:
 
 
 def output_conflict(
-    out: Path, inputs: Iterable[Path] = (), folders: Iterable[Path] = ()
+    out: Path, inputs: Iterable[Path] = (), folders: Iterable[Path] = (), option: str = "--out"
 ) -> RulecheckError | None:
-    """`OUTPUT_IS_INPUT` (exit 2) when writing `out` would overwrite what the run reads: a
-    file in `inputs`, or anything inside one of `folders` (a bundle); else None.
+    """`OUTPUT_IS_INPUT` (exit 2) when writing `out` (given as `option`) would overwrite
+    what the run reads: a file in `inputs`, or anything inside one of `folders` (a
+    bundle); else None.
 
     Paths are compared after resolving links, so `B/./manifest.yaml`, a relative spelling
     or a link to the input are caught too. A path that cannot be resolved is compared as
@@ -225,7 +256,7 @@ def output_conflict(
             return _refused(
                 "OUTPUT_IS_INPUT",
                 out,
-                f"`--out {shown_path(out)}` would overwrite the input `{shown_path(path)}`",
+                f"`{option} {shown_path(out)}` would overwrite the input `{shown_path(path)}`",
                 hint="write the output to a path outside every input",
             )
     for folder in folders:
@@ -234,7 +265,7 @@ def output_conflict(
             return _refused(
                 "OUTPUT_IS_INPUT",
                 out,
-                f"`--out {shown_path(out)}` is inside the bundle `{shown_path(folder)}` "
+                f"`{option} {shown_path(out)}` is inside the bundle `{shown_path(folder)}` "
                 "this run reads",
                 hint="write the output to a path outside the bundle",
             )

@@ -396,7 +396,12 @@ def _m_tariff(c: Campaign) -> None:
 
 
 def _m_unterminated(c: Campaign) -> None:
-    sid = session(c, "D1-T10", "A")["session_id"]
+    response = receipt_of(c, session(c, "D1-T10", "A")["session_id"], "response")
+    c.receipts.remove(response)
+
+
+def _m_billed_twice(c: Campaign) -> None:
+    sid = session(c, "D1-T10", "B")["session_id"]
     extra = copy.deepcopy(receipt_of(c, sid, "validation"))
     extra.update(receipt_id=next_receipt_id(c), event="interruption", seconds=None)
     c.receipts.append(extra)
@@ -610,6 +615,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "measured_inputs_declared": ("FREEZE_INPUT_UNDECLARED", _m_input_undeclared, False),
     "price_card_is_reference_card": ("TARIFF_MISMATCH", _m_tariff, True),
     "every_request_terminated": ("REQUEST_UNTERMINATED", _m_unterminated, True),
+    "request_billed_once": ("REQUEST_BILLED_TWICE", _m_billed_twice, True),
     "dispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_dispatched_unrecorded, True),
     "undispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_undispatched_unrecorded, True),
     "receipts_metered": ("METER_MISSING", _m_meter_missing, True),
@@ -729,6 +735,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
         (
             "price_card_is_reference_card",
             "every_request_terminated",
+            "request_billed_once",
             "dispatched_sessions_recorded",
             "receipts_metered",
             "receipts_name_price_card",

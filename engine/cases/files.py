@@ -28,8 +28,10 @@ SCHEMA = "rule_cases"
 @dataclass(frozen=True, slots=True)
 class Edit:
     """One change to a copy of a case's files: set `value` at `pointer`, or remove it. With
-    `value_of` (`("file_sha256" | "file_size", PATH)`) the value is that of the copy's file
-    PATH as the edits before this one left it."""
+    `value_of` (`("file_sha256" | "file_size" | "record_sha256", PATH)`) the value is that
+    of the copy's file PATH (`FILE#/N`: record N of a JSON Lines file) as the edits before
+    this one left it. With `text` (`(OLD, NEW)`) the file is
+    any text file and its one occurrence of OLD is replaced by NEW, every other byte kept."""
 
     file: str
     pointer: str
@@ -37,6 +39,7 @@ class Edit:
     remove: bool
     where: Location
     value_of: tuple[str, str] | None = None
+    text: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +200,17 @@ def _shape_problems(spec: dict[str, Any], pointer: str, at: Any) -> list[Diagnos
         if key in spec["expect"] and "check" not in spec:
             problem(f"expect/{key}", f"`{key}` is expected of a `check:` case (a protocol's)")
     for number, edit in enumerate(spec.get("edits", [])):
-        if sum(("value" in edit, bool(edit.get("remove")), "value_of" in edit)) != 1:
-            message = "an edit gives exactly one of `value:`, `value_of:` and `remove: true`"
+        changes = ("value" in edit, bool(edit.get("remove")), "value_of" in edit, "text" in edit)
+        if sum(changes) != 1:
+            message = (
+                "an edit gives exactly one of `value:`, `value_of:`, `remove: true` and "
+                "`text:` with `replace:`"
+            )
+            problem(f"edits/{number}", message)
+        if ("text" in edit) != ("replace" in edit):
+            problem(f"edits/{number}", "`text: OLD` and `replace: NEW` go together")
+        if ("pointer" in edit) == ("text" in edit):
+            message = "an edit names a `pointer:` into a document, or a `text:` of a text file"
             problem(f"edits/{number}", message)
         if "value_of" in edit and "check" not in spec:
             problem(
@@ -220,11 +232,12 @@ def _case(
     edits = tuple(
         Edit(
             e["file"],
-            e["pointer"],
+            e.get("pointer", ""),
             e.get("value"),
             bool(e.get("remove")),
             at(f"{pointer}/edits/{n}"),
             next(iter(e["value_of"].items())) if "value_of" in e else None,
+            (e["text"], e["replace"]) if "text" in e and "replace" in e else None,
         )
         for n, e in enumerate(spec.get("edits", []))
     )

@@ -143,6 +143,8 @@ def _valued(edit: Edit, copy: Path) -> Edit:
     if edit.value_of is None:
         return edit
     measure, relative = edit.value_of
+    if measure == "record_sha256":
+        return dataclasses.replace(edit, value=_record_sha256(edit, copy, relative))
     # read as the rules' `file_sha256` and `file_size` read it: inside the bundle, a
     # regular file, within the input limits
     data = Facts(root=copy).file_bytes(relative)
@@ -152,13 +154,37 @@ def _valued(edit: Edit, copy: Path) -> Edit:
     return dataclasses.replace(edit, value=value)
 
 
+def _record_sha256(edit: Edit, copy: Path, named: str) -> str:
+    """The sha256 of one JSON Lines record's line (`FILE#/N`), as `record_sha256` of the
+    rules computes it: the line's bytes as read, without its line ending."""
+    relative, _, pointer = named.partition("#")
+    target = paths.inside(copy, relative, strict_segments=True)
+    index = pointer.removeprefix("/")
+    if target is None or not target.is_file() or target.suffix.lower() != ".jsonl":
+        raise _edit_error(
+            edit, f"`record_sha256` names no JSON Lines file `{relative}` of the bundle"
+        )
+    if not pointer.startswith("/") or not index.isdigit():
+        raise _edit_error(edit, f"`record_sha256` names a record as `FILE#/N`, not `{named}`")
+    try:
+        lines = load_document("edited", target, "jsonl").record_lines
+    except RulecheckError:
+        raise _edit_error(edit, f"`{relative}` cannot be read as JSON Lines") from None
+    if int(index) >= len(lines):
+        raise _edit_error(edit, f"`{named}` finds no record of the file")
+    return hashlib.sha256(lines[int(index)][1].rstrip(b"\r")).hexdigest()
+
+
 def _edit_error(edit: Edit, message: str) -> RulecheckError:
     return RulecheckError([Diagnostic("CASES_EDIT", message, edit.where)], ExitCode.USAGE)
 
 
 def _apply(edit: Edit, path: Path) -> None:
     """Set or remove the value at the edit's pointer of a JSON, JSON Lines or YAML file,
-    and write the file back in its format."""
+    and write the file back in its format; or replace the one occurrence of a text."""
+    if edit.text is not None:
+        _replace_text(edit, path)
+        return
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:
         raise _edit_error(edit, f"`{edit.file}` is no .json, .jsonl, .yaml or .yml file")
@@ -181,6 +207,25 @@ def _apply(edit: Edit, path: Path) -> None:
         path.write_bytes(b"".join(_record_line(record, before) + b"\n" for record in value))
     else:
         path.write_bytes(document_bytes(value, file_format))
+
+
+def _replace_text(edit: Edit, path: Path) -> None:
+    """Replace the edit's one occurrence of OLD by NEW in a UTF-8 text file: one byte of
+    a source changes and no other does."""
+    assert edit.text is not None
+    old, new = edit.text
+    try:
+        content = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise _edit_error(edit, f"`{edit.file}` is no UTF-8 text file") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise _edit_error(edit, f"`{edit.file}` cannot be read: {reason}") from None
+    found = content.count(old)
+    if found != 1:
+        where = "nowhere" if found == 0 else f"{found} times"
+        raise _edit_error(edit, f"`text:` is found {where} in `{edit.file}`; it must be once")
+    path.write_bytes(content.replace(old, new).encode("utf-8"))
 
 
 def _lines_by_record(

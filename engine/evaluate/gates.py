@@ -15,7 +15,18 @@ from typing import Any
 
 from engine.evaluate.bindings import describe_binding
 from engine.evaluate.compile import Compiled, Compiler, Context, Env, Failures, RuleRun
-from engine.evaluate.runtime import FAILURES, EvaluationError, add, eq, failure, ge, gt, le, lt
+from engine.evaluate.runtime import (
+    FAILURES,
+    EvaluationError,
+    add,
+    eq,
+    failure,
+    ge,
+    gt,
+    le,
+    lt,
+    sub,
+)
 from engine.syntax import ast
 
 
@@ -212,6 +223,36 @@ def _ledger(budget: CompiledBudget, ctx: Context, env: Env, entries: list[Env]) 
         return Observation(ids, True, running, ceiling, budget.decl.op)
     except FAILURES as error:
         return Observation(ids, False, error=failure(error), entry=entry)
+
+
+def ledger_excess(budget: CompiledBudget, ctx: Context, env: Env) -> tuple[Any, tuple[str, ...]]:
+    """How far one binding's ledger goes past its ceiling: the largest excess of a running
+    total (with the entry's reservation) over the ceiling, and the entry where it is
+    largest. Lowering the amounts, at or before the first entry that breaks the ceiling,
+    by the excess makes every entry hold (for `<`, by more than it); no smaller lowering
+    does. Non-positive when the ledger holds.
+
+    Raises:
+        EvaluationError: when an entry cannot be evaluated (the budget reports it).
+    """
+    entries: list[Env] = []
+    budget.ledger(ctx, env, entries.append, [], [])
+    ceiling = budget.ceiling(ctx, env)
+    var = budget.ledger_var
+    keyed = sorted(
+        ((_sort_key(budget.order(ctx, e)), _entry_ids(e, ctx, var), e) for e in entries),
+        key=lambda item: (item[0], item[1]),
+    )
+    running: Any = 0
+    worst: tuple[Any, tuple[str, ...]] | None = None
+    for _, entry, inner in keyed:
+        amount = budget.total(ctx, inner)
+        charged = budget.reserve(ctx, inner) if budget.reserve is not None else amount
+        excess = sub(add(running, charged), ceiling)
+        if worst is None or gt(excess, worst[0]):
+            worst = (excess, entry)
+        running = add(running, amount)
+    return worst if worst is not None else (sub(0, ceiling), ())
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:

@@ -213,7 +213,7 @@ class Program:
         return Diagnostic(
             VACUOUS,
             f"{what} `{name}` binds nothing on this input: its outcome is not evidence",
-            dataclasses.replace(where, file=_portable(where.file)),
+            dataclasses.replace(where, file=portable_path(where.file)),
             severity="warning",
             hint="check that the rule's `for` clauses and ledger reach the records they mean to",
             rule=name,
@@ -221,7 +221,7 @@ class Program:
         )
 
 
-def _portable(file: str) -> str:
+def portable_path(file: str) -> str:
     """A rule file's path relative to the working folder when it is inside it, so reports
     name `rules/x.rules` the same way on every machine."""
     try:

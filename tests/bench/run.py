@@ -376,6 +376,15 @@ def inspect_section() -> str:
     return inspect_bench.section(10_000)
 
 
+@section("replay")
+def replay_section() -> str:
+    """`rulecheck replay` of 1,000 bundles under two rule sets, and of campaign copies."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import replay_bench
+
+    return replay_bench.section(1000, 20)
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
