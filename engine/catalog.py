@@ -198,6 +198,7 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         "error",
         (
             ("FILE_UNREADABLE", "a file or folder cannot be read (exit 2)"),
+            ("FILE_UNWRITABLE", "a report, lock or rule file cannot be written (exit 2)"),
             (
                 "INPUT_NOT_REGULAR",
                 "an input is a FIFO, device, socket or folder, not a regular file (exit 2)",
@@ -233,6 +234,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             (
                 "INSPECT_NOT_INSTALLED",
                 "`rulecheck import inspect` needs inspect_ai: `pip install rulecheck[inspect]` "
+                "(exit 2)",
+            ),
+            (
+                "HTML_NOT_INSTALLED",
+                "`--format html` needs jinja2 and matplotlib: `pip install rulecheck[html]` "
                 "(exit 2)",
             ),
             (
@@ -301,6 +307,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "a rule test case expects an outcome of a rule, decision, graph or protocol "
                 "the rules do not declare (exit 2)",
             ),
+            ("CASE_FAILED", "a rule test case's expectations differ from what the rules concluded"),
+            (
+                "MUTANT_SURVIVED",
+                "`rulecheck test --mutate`: no case catches a threshold mutant of the rules",
+            ),
             (
                 "CONTROLS_UNKNOWN_NAME",
                 "an expected-result table of controls names a case no case file holds, or an "
@@ -347,6 +358,8 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         "evaluate",
         "error",
         (
+            ("GATE_FAILED", "a gate does not hold on the input (reported at its declaration)"),
+            ("BUDGET_FAILED", "a budget's running total breaks its ceiling"),
             (
                 "RULE_EVALUATION_ERROR",
                 "a rule could not be evaluated at one binding (null "

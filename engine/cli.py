@@ -5,15 +5,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unreadable
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unwritable
 from engine.evaluate.alias import FilesAlias
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
@@ -37,6 +39,25 @@ report_format_option = click.option(
     default="text",
     show_default=True,
     help="Output format (markdown for long reports).",
+)
+# The CI and review formats (engine/report/ci.py) of every command that judges something.
+CI_FORMATS = ["junit", "sarif", "github"]
+judged_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", *CI_FORMATS]),
+    default="text",
+    show_default=True,
+    help="Output format (junit, sarif or github for CI and code review).",
+)
+judged_report_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown", "html", *CI_FORMATS]),
+    default="text",
+    show_default=True,
+    help="Output format (markdown or a self-contained html page for long reports; junit, "
+    "sarif or github for CI).",
 )
 rules_option = click.option(
     "--rules",
@@ -68,13 +89,69 @@ protocol_option = click.option(
     "bundle's rulecheck.yaml names).",
 )
 
+out_option = click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file instead of stdout (missing folders are created).",
+)
+
+verbose_option = click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text and markdown: every input, rule, report table and decision after the first screen.",
+)
+exact_option = click.option(
+    "--exact", is_flag=True, help="Text and markdown: exact fractions beside rounded values."
+)
+
+quiet_option = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress bar on stderr (drawn only on a terminal)."
+)
+
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
 )
 
 
-def _emit_failure(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
-    if output_format == "json":
+def _suite() -> str:
+    """The command as a CI report names it: `rulecheck check BUNDLE`, say."""
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return "rulecheck"
+    shown = []
+    for param in context.command.params:
+        if isinstance(param, click.Argument) and param.name:
+            value = context.params.get(param.name)
+            shown += [str(v) for v in (value if isinstance(value, tuple) else (value,))]
+    return " ".join([context.command_path, *shown])
+
+
+def _ci_text(output_format: str, report: Any) -> str:
+    from engine.report.ci import render
+
+    return render(output_format, report)
+
+
+def _emit_failure(
+    diagnostics: tuple[Diagnostic, ...], output_format: str, out: Path | None
+) -> None:
+    """Report a refused run; in a CI format to `--out` when given, so CI finds the report
+    it was told to read even when the run never judged anything."""
+    if output_format in CI_FORMATS:
+        from engine.report.ci import failure_report
+
+        text = _ci_text(output_format, failure_report(_suite(), diagnostics))
+        if out is not None:
+            try:
+                _write_output(out, text)
+                click.echo(render_all_text(diagnostics), err=True)
+                return
+            except RulecheckError:
+                pass  # the report cannot go where asked: it still goes to stdout
+        click.echo(text, nl=False)
+    elif output_format == "json":
         click.echo(
             to_json({"ok": False, "diagnostics": [diagnostic_json(d) for d in diagnostics]}),
             nl=False,
@@ -89,10 +166,11 @@ def command(func: Callable[P, int]) -> Callable[P, None]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         output_format = str(kwargs.get("output_format", "text"))
+        out = kwargs.get("out")
         try:
             code = func(*args, **kwargs)
         except RulecheckError as error:
-            _emit_failure(error.diagnostics, output_format)
+            _emit_failure(error.diagnostics, output_format, out if isinstance(out, Path) else None)
             sys.exit(int(error.exit_code))
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
             raise
@@ -100,7 +178,7 @@ def command(func: Callable[P, int]) -> Callable[P, None]:
             diagnostic = Diagnostic(
                 "INTERNAL_ERROR", f"rulecheck failed unexpectedly: {type(error).__name__}: {error}"
             )
-            _emit_failure((diagnostic,), output_format)
+            _emit_failure((diagnostic,), output_format, None)
             sys.exit(int(ExitCode.USAGE))
         sys.exit(code)
 
@@ -111,11 +189,25 @@ def _default_paths(paths: tuple[Path, ...]) -> list[Path]:
     return list(paths) if paths else [shipped_rules_dir()]
 
 
+def _new_file_mode() -> int:
+    """The mode `open()` would give a new file: 0666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so a crash never leaves a half-written file."""
+    """Write `text` to `path` so a crash never leaves a half-written file. Missing parent
+    folders are created; a file rewritten keeps its mode, a new one gets the umask's."""
     directory = path.parent if str(path.parent) else Path(".")
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = _new_file_mode()
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(handle, mode)  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
         os.replace(temporary, path)
@@ -129,10 +221,15 @@ def _count(number: int, noun: str) -> str:
 
 
 def _refuse_output_over_inputs(
-    out: Path | None, rules: Sequence[Path], bundle: Path | None = None, option: str = "--out"
+    out: Path | None,
+    rules: Sequence[Path],
+    bundle: Path | None = None,
+    files: Sequence[Path] = (),
+    option: str = "--out",
 ) -> None:
-    """Exit 2 before any work when `--out` names a rule file the run reads or a path
-    inside the bundle it checks: a report must never overwrite what it was made from."""
+    """Exit 2 before any work when `--out` names a rule file or another file the run
+    reads, or a path inside the bundle it checks: a report must never overwrite what it
+    was made from."""
     if out is None:
         return
     from engine.limits import output_conflict
@@ -140,7 +237,7 @@ def _refuse_output_over_inputs(
 
     conflict = output_conflict(
         out,
-        inputs=rule_paths(list(rules)),
+        inputs=[*rule_paths(list(rules)), *files],
         folders=[bundle] if bundle is not None else [],
         option=option,
     )
@@ -153,11 +250,26 @@ def _write_output(path: Path, text: str) -> None:
     try:
         _write_atomically(path, text)
     except OSError as error:
-        raise unreadable(str(path), error.strerror or type(error).__name__) from None
+        raise unwritable(str(path), error.strerror or type(error).__name__) from None
 
 
 def _echo(text: str, output_format: str, data: Any) -> None:
     click.echo(to_json(data) if output_format == "json" else text, nl=False)
+
+
+def _progress(label: str, quiet: bool) -> Any:
+    """A progress bar on stderr for the block, when stderr is a terminal and not `quiet`."""
+    from engine.progress import showing_progress
+
+    return showing_progress(sys.stderr, label, quiet)
+
+
+def _deliver(text: str, out: Path | None) -> None:
+    """A command's report: to `--out` when given, else to stdout."""
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        _write_output(out, text)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -169,12 +281,14 @@ def main() -> None:
 @main.command()
 @paths_argument
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
-@format_option
+@judged_format_option
+@out_option
 @command
-def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
+def lint(paths: tuple[Path, ...], strict: bool, output_format: str, out: Path | None) -> int:
     """Parse and statically check rule files (default: the shipped rules)."""
     from engine.ruleset import lint_paths
 
+    _refuse_output_over_inputs(out, _default_paths(paths))
     checked, diagnostics = lint_paths(_default_paths(paths))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
@@ -186,13 +300,18 @@ def lint(paths: tuple[Path, ...], strict: bool, output_format: str) -> int:
     )
     if strict and warnings and not errors:
         errors = warnings
-    if output_format == "json":
+    if output_format in CI_FORMATS:
+        from engine.report.ci import lint_report
+
+        report = lint_report(_suite(), checked, diagnostics, strict)
+        _deliver(_ci_text(output_format, report), out)
+    elif output_format == "json":
         data = {"ok": not errors, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
-        click.echo(to_json(data), nl=False)
+        _deliver(to_json(data), out)
     else:
         if diagnostics:
             click.echo(render_all_text(diagnostics) + "\n", err=True)
-        click.echo(summary)
+        _deliver(summary + "\n", out)
     return int(ExitCode.REFUSED if errors else ExitCode.OK)
 
 
@@ -251,9 +370,15 @@ def diff(old: Path, new: Path, output_format: str) -> int:
 @main.command()
 @paths_argument
 @click.option("--check", is_flag=True, help="Exit 1 when a file is not formatted; write nothing.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff of each change (with --check, what would change).",
+)
 @format_option
 @command
-def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
+def fmt(paths: tuple[Path, ...], check: bool, show_diff: bool, output_format: str) -> int:
     """Rewrite rule files in canonical form (idempotent)."""
     from engine.syntax.format import format_rule_file
     from engine.syntax.load import rule_paths
@@ -262,18 +387,41 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     targets = rule_paths(_default_paths(paths))
     parsed = [(path, parse_file(path)) for path in targets]  # parse all before writing any
     changed: list[str] = []
+    diffs: dict[str, str] = {}
     for path, rule_file in parsed:
         formatted = format_rule_file(rule_file)
-        if formatted != path.read_text(encoding="utf-8"):
+        original = path.read_text(encoding="utf-8")
+        if formatted != original:
             changed.append(str(path))
+            diffs[str(path)] = _unified_diff(str(path), original, formatted)
             if not check:
                 _write_atomically(path, formatted)
     verb = "would reformat" if check else "reformatted"
-    text = "".join(f"{verb} {name}\n" for name in changed) + (
+    text = "".join(f"{verb} {name}\n" + (diffs[name] if show_diff else "") for name in changed) + (
         f"{len(targets) - len(changed)} files already formatted\n"
     )
-    _echo(text, output_format, {"checked": len(targets), "changed": changed, "check": check})
+    data: dict[str, Any] = {"checked": len(targets), "changed": changed, "check": check}
+    if show_diff:
+        data["diffs"] = diffs
+    _echo(text, output_format, data)
     return int(ExitCode.REFUSED if check and changed else ExitCode.OK)
+
+
+def _unified_diff(name: str, before: str, after: str) -> str:
+    """`diff -u` of a file's text before and after, the sides labelled as `git diff` does
+    (`a/NAME`, `b/NAME`; an absolute path as it is)."""
+    import difflib
+
+    absolute = Path(name).is_absolute()
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=name if absolute else f"a/{name}",
+        tofile=name if absolute else f"b/{name}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 @main.command("test")
@@ -292,7 +440,8 @@ def fmt(paths: tuple[Path, ...], check: bool, output_format: str) -> int:
     "report each one no case catches; exit 1 when one survives.",
 )
 @lock_option
-@format_option
+@judged_format_option
+@out_option
 @command
 def test_command(
     paths: tuple[Path, ...],
@@ -300,6 +449,7 @@ def test_command(
     mutate: bool,
     lock: Path | None,
     output_format: str,
+    out: Path | None,
 ) -> int:
     """Run the rule test cases of PATHS (`*.cases.yaml` files, or folders searched for
     them; default: the current folder): each case through `check` or `evaluate`, one line
@@ -309,18 +459,24 @@ def test_command(
     from engine.freeze.diff import refuse_unlocked
     from engine.report.cases_report import cases_json, cases_text, counts
 
-    files = read_case_files(case_paths(list(paths) or [Path(".")]))
+    found = case_paths(list(paths) or [Path(".")])
+    _refuse_output_over_inputs(out, [], files=found)
+    files = read_case_files(found)
     refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
     groups = load_groups(files, refuse)
     mutations = run_suite(groups, mutate) if mutate else None
     if mutations is None:
         run_suite(groups)
     coverages = [coverage(group) for group in groups] if with_coverage else None
-    _echo(
-        cases_text(groups, coverages, mutations),
-        output_format,
-        cases_json(groups, coverages, mutations),
-    )
+    data = cases_json(groups, coverages, mutations)
+    if output_format in CI_FORMATS:
+        from engine.report.ci import cases_report
+
+        _deliver(_ci_text(output_format, cases_report(_suite(), data)), out)
+    elif output_format == "json":
+        _deliver(to_json(data), out)
+    else:
+        _deliver(cases_text(groups, coverages, mutations), out)
     _passed, failed = counts([r for group in groups for r in group.results])
     survived = any(m.surviving for found in mutations or [] for m in found)
     return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
@@ -418,6 +574,7 @@ ANSWER_ALIAS = FilesAlias(
 @click.option("--source", "source", type=click.Path(path_type=Path), help="Source snapshot folder.")
 @rules_option
 @format_option
+@out_option
 @command
 def answer(
     answer_path: Path,
@@ -427,6 +584,7 @@ def answer(
     source: Path | None,
     rules: tuple[Path, ...],
     output_format: str,
+    out: Path | None,
 ) -> int:
     """Check one answer against the response contract and its packet (structure only):
     protocol `answer_review` of the rules, over the files named."""
@@ -434,14 +592,16 @@ def answer(
     from engine.evaluate.batch import FilesRunner
     from engine.report.answer_report import answer_json, answer_text
 
-    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     files = {"answer": answer_path, "packet": packet}
     if draft is not None:
         files["draft"] = draft
+    _refuse_output_over_inputs(out, _default_paths(rules), source, list(files.values()))
+    runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     result = runner.run(FilesJob(files, {"role": role}, source))
     ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
     data = answer_json(ANSWER_ALIAS, result, ruleset_hash, runner.schema_sha256())
-    _echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), output_format, data)
+    text = answer_text(ANSWER_ALIAS, result, ruleset_hash)
+    _deliver(to_json(data) if output_format == "json" else text, out)
     return int(ExitCode.OK if result.outcome.passed else ExitCode.REFUSED)
 
 
@@ -450,29 +610,46 @@ def answer(
 @click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
 @rules_option
 @format_option
+@quiet_option
+@out_option
 @command
-def answers(index: Path, jobs: int, rules: tuple[Path, ...], output_format: str) -> int:
+def answers(
+    index: Path,
+    jobs: int,
+    rules: tuple[Path, ...],
+    output_format: str,
+    quiet: bool,
+    out: Path | None,
+) -> int:
     """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
     from engine.evaluate.batch import FilesRunner, read_index, run_jobs
+    from engine.progress import advance
     from engine.report.answer_report import answer_json, answer_text
 
     rule_paths = _default_paths(rules)
+    _refuse_output_over_inputs(out, rule_paths, files=[index])
     runner = FilesRunner(_program(rules), ANSWER_ALIAS)
     ruleset_hash = runner.program.ruleset.hashed.ruleset_hash
     schema_sha256 = runner.schema_sha256()
     total = passed = 0
     failed: list[dict[str, Any]] = []
-    for result in run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs):
-        total += 1
-        if result.outcome.passed:
-            passed += 1
-        elif output_format == "json":
-            failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
-        else:
-            click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
+    findings: list[str] = []  # kept for --out; streamed to stdout otherwise
+    results = run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs)
+    with _progress("answers checked:", quiet):
+        for result in results:
+            total += 1
+            advance(total, None)
+            if result.outcome.passed:
+                passed += 1
+            elif output_format == "json":
+                failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
+            elif out is not None:
+                findings.append(answer_text(ANSWER_ALIAS, result, ruleset_hash))
+            else:
+                click.echo(answer_text(ANSWER_ALIAS, result, ruleset_hash), nl=False)
     summary = f"{total} answers: {passed} structurally valid, {total - passed} with findings\n"
     data = {"answers": total, "structural_ok": passed, "with_findings": failed}
-    _echo(summary, output_format, data)
+    _deliver(to_json(data) if output_format == "json" else "".join(findings) + summary, out)
     return int(ExitCode.OK if passed == total else ExitCode.REFUSED)
 
 
@@ -499,6 +676,7 @@ def _ruleset(rules: tuple[Path, ...], lock: Path | None) -> Any:
 @strict_option
 @format_option
 @protocol_option
+@out_option
 @command
 def admit(
     bundle: Path,
@@ -506,13 +684,15 @@ def admit(
     strict: bool,
     output_format: str,
     protocol_name: str | None,
+    out: Path | None,
 ) -> int:
     """Check that a bundle may be evaluated: `check`'s report, whose exit code is the
     admission gate's (every failed prerequisite is listed with its rule and location)."""
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules)
     protocol = _bundle_protocol(program, bundle, protocol_name)
     text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-    click.echo(text, nl=False)
+    _deliver(text, out)
     return code
 
 
@@ -523,19 +703,75 @@ def _bundle_protocol(program: Any, bundle: Path, protocol_name: str | None) -> A
     return bundle_protocol(program, bundle, protocol_name)
 
 
+def _judged_text(output_format: str, data: dict[str, Any], program: Any) -> str:
+    """The JSON data of a judged graph in a CI format."""
+    from engine.report.ci import program_report
+
+    return _ci_text(output_format, program_report(_suite(), data, program))
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a text or markdown report is shown (`--verbose`, `--exact`)."""
+
+    verbose: bool = False
+    exact: bool = False
+
+
+def _units(program: Any) -> dict[str, str]:
+    from engine.report.summary import rule_units
+
+    return rule_units(program.ruleset.checked.symbols.declarations)
+
+
 def _protocol_run(
-    program: Any, bundle: Path, protocol: Any, output_format: str, strict: bool
+    program: Any,
+    bundle: Path,
+    protocol: Any,
+    output_format: str,
+    strict: bool,
+    reading: _Reading = _Reading(),
 ) -> tuple[str, int]:
     """The report of a protocol bundle and its exit code."""
     from engine.evaluate.protocol import evaluate_protocol, reported_tables
-    from engine.report.protocol_report import protocol_json, protocol_passed, protocol_text
+    from engine.report.protocol_report import protocol_json, protocol_passed
 
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
-    if output_format == "json":
-        text = to_json(protocol_json(found, strict))
-    else:
-        text = protocol_text(found, markdown=output_format == "markdown", strict=strict)
+    text = _protocol_report(
+        found, protocol_json(found, strict), program, output_format, strict, reading
+    )
     return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+
+
+def _protocol_report(
+    found: Any,
+    data: dict[str, Any],
+    program: Any,
+    output_format: str,
+    strict: bool,
+    reading: _Reading,
+) -> str:
+    """A protocol result in the format asked for; `data` is its JSON report."""
+    from engine.report.protocol_report import protocol_text
+
+    if output_format == "json":
+        return to_json(data)
+    if output_format in CI_FORMATS:
+        return _judged_text(output_format, data, program)
+    if output_format == "html":
+        from engine.report.graph_report import outcome_line
+        from engine.report.html_report import html_report
+
+        title = f"{found.protocol.name.text}: {found.bundle.root}"
+        return html_report(data, title, _units(program), outcome_line(found.graph, strict))
+    return protocol_text(
+        found,
+        markdown=output_format == "markdown",
+        strict=strict,
+        verbose=reading.verbose,
+        exact=reading.exact,
+        units=_units(program) if program is not None else {},
+    )
 
 
 @main.command()
@@ -585,11 +821,14 @@ def conformance(
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @rules_option
-@report_format_option
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@judged_report_format_option
+@out_option
 @strict_option
 @protocol_option
 @lock_option
+@verbose_option
+@exact_option
+@quiet_option
 @click.option(
     "--receipt",
     "receipt",
@@ -605,6 +844,9 @@ def check(
     strict: bool,
     protocol_name: str | None,
     lock: Path | None,
+    verbose: bool,
+    exact: bool,
+    quiet: bool,
     receipt: Path | None,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
@@ -614,20 +856,19 @@ def check(
     the one protocol whose files the bundle holds.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, "--receipt")
-    if receipt is not None:
-        text, written, code = _receipt_run(
-            bundle, rules, lock, protocol_name, strict, output_format
-        )
-        _write_output(receipt, written)
-    else:
-        program = _program(rules, lock)
-        protocol = _bundle_protocol(program, bundle, protocol_name)
-        text, code = _protocol_run(program, bundle, protocol, output_format, strict)
-    if out is not None:
-        _write_output(out, text)
-    else:
-        click.echo(text, nl=False)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, option="--receipt")
+    reading = _Reading(verbose, exact)
+    with _progress(f"checking {bundle}", quiet):
+        if receipt is not None:
+            text, written, code = _receipt_run(
+                bundle, rules, lock, protocol_name, strict, output_format, reading
+            )
+            _write_output(receipt, written)
+        else:
+            program = _program(rules, lock)
+            protocol = _bundle_protocol(program, bundle, protocol_name)
+            text, code = _protocol_run(program, bundle, protocol, output_format, strict, reading)
+    _deliver(text, out)
     return code
 
 
@@ -638,17 +879,19 @@ def _receipt_run(
     protocol_name: str | None,
     strict: bool,
     output_format: str,
+    reading: _Reading = _Reading(),
 ) -> tuple[str, str, int]:
     """`check --receipt`: the report, the receipt's text and the exit code."""
-    from engine.report.protocol_report import protocol_passed, protocol_text
+    from engine.report.protocol_report import protocol_passed
     from engine.report.receipt import Invocation, receipt_text, run_with_receipt
 
     paths = tuple(_default_paths(rules))
     run = run_with_receipt(Invocation(bundle, paths, lock, protocol_name, strict))
-    if output_format == "json":
-        text = to_json(run.report)
-    else:
-        text = protocol_text(run.result, markdown=output_format == "markdown", strict=strict)
+    # the CI formats and the html page read the compiled rules (their links, the units
+    # of their bounds); the text report does without units rather than compile twice
+    needs_program = output_format in (*CI_FORMATS, "html")
+    program = _program(rules, lock) if needs_program else None
+    text = _protocol_report(run.result, run.report, program, output_format, strict, reading)
     code = int(ExitCode.OK if protocol_passed(run.result, strict) else ExitCode.REFUSED)
     return text, receipt_text(run.receipt), code
 
@@ -758,17 +1001,25 @@ def replay(
     help="A document the graph reads, as a .json, .jsonl, .yaml or .yml file (repeat).",
 )
 @rules_option
-@report_format_option
+@judged_report_format_option
+@out_option
 @strict_option
 @lock_option
+@verbose_option
+@exact_option
+@quiet_option
 @command
 def evaluate(
     graph: str,
     inputs: tuple[str, ...],
     rules: tuple[Path, ...],
     output_format: str,
+    out: Path | None,
     strict: bool,
     lock: Path | None,
+    verbose: bool,
+    exact: bool,
+    quiet: bool,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
@@ -780,14 +1031,31 @@ def evaluate(
     from engine.report.graph_report import graph_json, graph_text, passed
 
     named = [parse_input_option(text) for text in inputs]
+    _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
-    result = evaluate_documents(program, graph, load_documents(named))
+    with _progress(f"evaluating {graph}", quiet):
+        result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
-        click.echo(to_json(graph_json(result, strict)), nl=False)
+        text = to_json(graph_json(result, strict))
+    elif output_format in CI_FORMATS:
+        text = _judged_text(output_format, graph_json(result, strict), program)
+    elif output_format == "html":
+        from engine.report.graph_report import outcome_line
+        from engine.report.html_report import html_report
+
+        counts = outcome_line(result, strict)
+        text = html_report(graph_json(result, strict), f"graph {graph}", _units(program), counts)
     else:
-        markdown = output_format == "markdown"
-        click.echo(graph_text(result, markdown=markdown, strict=strict), nl=False)
+        text = graph_text(
+            result,
+            markdown=output_format == "markdown",
+            strict=strict,
+            verbose=verbose,
+            exact=exact,
+            units=_units(program),
+        )
+    _deliver(text, out)
     return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
 
 

@@ -90,6 +90,14 @@ class RulecheckError(Exception):
         return (RulecheckError, (self.diagnostics, self.exit_code))
 
 
+def unwritable(path: str, reason: str) -> RulecheckError:
+    """An output file that cannot be written (exit 2)."""
+    return RulecheckError(
+        [Diagnostic("FILE_UNWRITABLE", f"cannot write `{path}`: {reason}", Location(path))],
+        ExitCode.USAGE,
+    )
+
+
 def unreadable(path: str, reason: str) -> RulecheckError:
     """An input file that cannot be read at all (exit 2)."""
     return RulecheckError(

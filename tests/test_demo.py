@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -40,24 +41,35 @@ def test_demo_campaign_advances() -> None:
     ]
 
 
-def test_demo_text_report_names_the_scorecards_and_verdict() -> None:
+def test_demo_text_report_starts_with_one_screen() -> None:
     result = CliRunner().invoke(main, ["check", str(CAMPAIGN)])
     assert result.exit_code == 0
     text = result.output
-    assert text.startswith("SYNTHETIC CAMPAIGN")
-    assert text.rstrip().endswith(
-        "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
-    )
-    for needle in (
-        "automatic_validation",
-        "human_decisions",
-        "source_protocol_scorecard",
-        "quality_scorecard",
-        "cost_time_scorecard",
-        "DECISION mechanism",
-        ": ADVANCE",
-    ):
+    banner = "SYNTHETIC CAMPAIGN: synthetic inputs; no result about real agents"
+    assert text.startswith(banner) and text.rstrip().endswith(banner)
+    lines = text.splitlines()
+    # the verdict and its decision row first, then the admission and the counts
+    assert lines[2].startswith("ADVANCE: decision mechanism, row 2 [")
+    assert lines[3] == "ADMITTED: admission gate execution_valid"
+    assert re.fullmatch(r"PASSED: (\d+)/\1 gates pass, (\d+)/\2 budgets hold, .*", lines[4])
+    for needle in ("source_protocol_scorecard: pass", "quality_scorecard: pass"):
+        assert needle in text  # why: the gate outcomes the decision row read
+    # values in the unit their bound is written in, nearest the bound first, with a margin
+    assert re.search(r"session_wall_time +S\d+ +[0-9.]+ min <= 4 min +[0-9.]+ min", text)
+    assert len(lines) <= 60
+    assert max(len(line) for line in lines if not line.startswith("bundle ")) <= 100
+    assert "automatic_validation" not in text  # the long tables wait for --verbose
+
+
+def test_demo_verbose_report_holds_the_tables_and_every_gate() -> None:
+    result = CliRunner().invoke(main, ["check", str(CAMPAIGN), "--verbose"])
+    assert result.exit_code == 0
+    text = result.output
+    for needle in ("automatic_validation", "human_decisions", "GATES", "cost_time_scorecard"):
         assert needle in text
+    assert "(4/5)" not in text  # exact fractions only with --exact
+    exact = CliRunner().invoke(main, ["check", str(CAMPAIGN), "--verbose", "--exact"])
+    assert re.search(r"0\.\d{4} \(\d+/\d+\)", exact.output)
 
 
 def test_reports_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:

@@ -126,8 +126,10 @@ def test_spending_over_the_policy_fails_the_gate_and_changes_the_decision(shop: 
     assert budget["passed"] is False
     assert budget["observations"][0]["crossing_entry"] == ["o2"]  # 5 + 10 crosses 14.99
     text = evaluate(shop)
-    assert "FAIL spending_ledger" in text.stdout
-    assert "all: running total 15 <= 14.9900 (1499/100) fails at entry o2" in text.stdout
+    assert "FAIL budget spending_ledger: 1 of 1 fail" in text.stdout
+    assert "all: running total 15 <= 14.9900, misses by 0.0100 at entry o2" in text.stdout
+    exact = evaluate(shop, "--exact")
+    assert "running total 15 <= 14.9900 (1499/100), misses by 0.0100 (1/100)" in exact.stdout
 
 
 def test_a_ceiling_exactly_met_holds(shop: Path) -> None:
@@ -163,7 +165,9 @@ def test_text_report_names_the_finding_its_rule_and_place(shop: Path) -> None:
     edit(shop / "orders.jsonl", '"sku": "B2"', '"sku": "Z9"')
     run = evaluate(shop)
     assert run.exit_code == 1
-    assert "FAILED: 1 violation(s), 0 failed budget(s) or gate(s)" in run.stdout
+    assert (
+        "FAILED: 2/2 gates pass, 1/1 budgets hold, 1 link rule violated (1 violation)" in run.stdout
+    )
     assert "ORDER_UNKNOWN_ITEM: an order names an item that is not in the catalogue [o2]" in (
         run.stdout
     )
@@ -171,9 +175,9 @@ def test_text_report_names_the_finding_its_rule_and_place(shop: Path) -> None:
 
 
 def test_markdown_report_has_markdown_tables(shop: Path) -> None:
-    run = evaluate(shop, "--format", "markdown")
+    run = evaluate(shop, "--format", "markdown", "--verbose")
     assert run.exit_code == 0
-    assert "### orders_placed" in run.stdout
+    assert "## orders\\_placed" in run.stdout
     assert "| ids | quantity | total |" in run.stdout
 
 

@@ -184,13 +184,22 @@ def test_the_shipped_rules_freeze_and_verify(tmp_path: Path) -> None:
     assert (exit_code, report["identical"], report["changes"]) == (0, True, [])
 
 
-def test_freeze_into_a_missing_folder_is_unreadable(tmp_path: Path) -> None:
+def test_freeze_into_a_missing_folder_creates_it(tmp_path: Path) -> None:
     rules = write(tmp_path, "base.rules", BASE)
     out = tmp_path / "no" / "such" / "dir.lock"
     result = run("freeze", str(rules), "--out", str(out), "--format", "json")
+    assert result.exit_code == 0
+    assert diff_json(out, rules)[0] == 0
+
+
+def test_freeze_where_no_file_can_be_written_says_cannot_write(tmp_path: Path) -> None:
+    rules = write(tmp_path, "base.rules", BASE)
+    out = rules / "dir.lock"  # under a file: no folder can be made there
+    result = run("freeze", str(rules), "--out", str(out), "--format", "json")
     assert result.exit_code == 2
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]
-    assert diagnostic["code"] == "FILE_UNREADABLE"
+    assert diagnostic["code"] == "FILE_UNWRITABLE"
+    assert diagnostic["message"].startswith(f"cannot write `{out}`")
     assert diagnostic["location"] == {"file": str(out)}
 
 

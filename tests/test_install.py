@@ -112,3 +112,16 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     inventory = _run([rulecheck, "inventory"], outside, env)
     assert inventory.returncode == 0, inventory.stderr
     assert f"ruleset         {expected}\n" in inventory.stdout
+    # The html page's template ships as package data (jinja2 and matplotlib are optional).
+    template = _run(
+        [
+            str(python),
+            "-c",
+            "from importlib import resources; "
+            "print(resources.files('engine.report').joinpath('templates', 'report.html.j2')"
+            ".is_file())",
+        ],
+        outside,
+        env,
+    )
+    assert template.stdout.strip() == "True", template.stderr

@@ -314,6 +314,34 @@ CASES = (
         "did you mean `ITEM_SCHEMA`?",
     ),
     Case("unknown_type", "UNKNOWN_TYPE", "unknown type `tokenz`", 3, 16, "did you mean `tokens`?"),
+    # another language's type name gets the rule language's, not the nearest unit (`min`)
+    Case("foreign_type", "UNKNOWN_TYPE", "unknown type `int`", 3, 13, "did you mean `number`?"),
+    Case(
+        "ambiguous_navigation",
+        "UNKNOWN_ATTRIBUTE",
+        "`s <- session` reaches kinds `answer` and `review`, and kind `review` has no "
+        "attribute `tokens`",
+        15,
+        34,
+        "keep the nodes of one kind: `of_kind(s <- session, answer)`",
+    ),
+    # a plain slip gets its fix, not the list of every token the parser would accept
+    Case(
+        "swapped_operator",
+        "SYNTAX_ERROR",
+        "unexpected `=>`",
+        4,
+        17,
+        "did you mean `>=`? (`=>` only separates a decision row's condition from its verdict)",
+    ),
+    Case(
+        "unit_misspelt",
+        "SYNTAX_ERROR",
+        "unexpected `token`",
+        2,
+        19,
+        "did you mean the unit `tokens`? (units: tokens, Mtokens, USD, USD/Mtokens, s, min, h, %)",
+    ),
     Case(
         "unknown_kind",
         "UNKNOWN_KIND",

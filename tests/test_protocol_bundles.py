@@ -116,8 +116,8 @@ def test_a_refused_campaign_says_which_rules_its_admission_gates_lacked(tmp_path
     run.assert_clean()
     assert run.exit_code == 1
     assert "REFUSED: admission gate execution_valid" in run.stdout
-    assert "FAIL execution_valid" in run.stdout
-    assert "failed because these did not hold: " in run.stdout
+    assert "FAIL gate execution_valid: 1 of 1 fail" in run.stdout
+    assert "these did not hold: " in run.stdout
     assert "manifest_model_is_pinned" in run.stdout
 
 

@@ -12,6 +12,7 @@ from engine.check.replay import REPLAY_ARITY, REPLAY_ENTRIES, check_replay, repl
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.syntax import ast
+from engine.syntax.format import format_expr
 from engine.units import NUMBER, TIME, UNITS, Dimension
 
 
@@ -64,6 +65,20 @@ SIMPLE_TYPES: dict[str, Type] = {
 
 COLLECTIONS = ("set", "list", "map")
 
+# Type names of other languages, and what the rule language calls the same thing: spelling
+# distance would offer a unit for them (`int` -> `min`).
+FOREIGN_TYPES = {
+    "int": "number",
+    "integer": "number",
+    "float": "number",
+    "double": "number",
+    "decimal": "number",
+    "str": "text",
+    "string": "text",
+    "boolean": "bool",
+    "array": "list",
+}
+
 
 @dataclass(slots=True)
 class DeclInfo:
@@ -100,6 +115,9 @@ class TypeChecker:
         self.decl_name = ""
         self.infos: dict[str, DeclInfo] = {}
         self._in_progress: set[str] = set()
+        # the last navigation that reached each set of several kinds, as written: named
+        # when an attribute exists on only some of them
+        self._ambiguous: dict[tuple[str, ...], str] = {}
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -210,12 +228,11 @@ class TypeChecker:
             self.info.references.add(text)
             return Type("node", kinds=(text,))
         candidates = list(SIMPLE_TYPES) + list(self.symbols.kinds)
-        self.error(
-            "UNKNOWN_TYPE",
-            f"unknown type `{text}`",
-            type_name.span,
-            did_you_mean(text, candidates) or "expected a unit, number, text, bool, list or any",
-        )
+        foreign = FOREIGN_TYPES.get(text.casefold())
+        hint = (
+            f"did you mean `{foreign}`?" if foreign else did_you_mean(text, candidates)
+        ) or "expected a unit, number, text, bool, list or any"
+        self.error("UNKNOWN_TYPE", f"unknown type `{text}`", type_name.span, hint)
         return ANY
 
     def _check_kind(self, decl: ast.KindDecl) -> None:
@@ -455,15 +472,40 @@ class TypeChecker:
                 return ANY
             attrs = {a.name.text: a for a in declared.attrs}
             if node.name not in attrs:
-                self.error(
-                    "UNKNOWN_ATTRIBUTE",
-                    f"kind `{kind}` has no attribute `{node.name}`",
-                    node.span,
-                    did_you_mean(node.name, [*attrs, "id"]),
-                )
+                if len(target.kinds) > 1:
+                    self._some_kinds_lack(node, target.kinds, kind)
+                else:
+                    self.error(
+                        "UNKNOWN_ATTRIBUTE",
+                        f"kind `{kind}` has no attribute `{node.name}`",
+                        node.span,
+                        did_you_mean(node.name, [*attrs, "id"]),
+                    )
                 return ANY
             found.append(self.declared_type(attrs[node.name].type))
         return self._unify(found, node.span) if found else ANY
+
+    def _some_kinds_lack(self, node: ast.Attribute, kinds: tuple[str, ...], lacking: str) -> None:
+        """`.NAME` on nodes that may be of several kinds, one of which lacks it: name the
+        kinds and the navigation that reached them, and how to keep only the right ones."""
+        named = " and ".join(f"`{k}`" for k in kinds)
+        navigation = self._ambiguous.get(kinds)
+        reached = f"`{navigation}` reaches" if navigation else "these nodes may be of"
+        having = [
+            k for k in kinds if any(a.name.text == node.name for a in self.symbols.kinds[k].attrs)
+        ]
+        source = navigation or "NODES"
+        hint = (
+            f"keep the nodes of one kind: `of_kind({source}, {having[0]})`"
+            if having
+            else f"no kind of {named} has an attribute `{node.name}`"
+        )
+        self.error(
+            "UNKNOWN_ATTRIBUTE",
+            f"{reached} kinds {named}, and kind `{lacking}` has no attribute `{node.name}`",
+            node.span,
+            hint,
+        )
 
     def _map_key(self, node: ast.Attribute) -> None:
         target = node.target
@@ -530,6 +572,8 @@ class TypeChecker:
             return nodes(())
         self.info.kinds.update(reached)
         self.info.references.update(reached)  # a rule uses the kinds it navigates to
+        if len(reached) > 1:
+            self._ambiguous[tuple(sorted(reached))] = format_expr(node)
         return nodes(tuple(sorted(reached)))
 
     def _call(self, node: ast.Call, scope: dict[str, Type], constant: bool) -> Type:

@@ -37,6 +37,7 @@ from engine.evaluate.gates import (
 from engine.evaluate.links import CompiledLink, Violation, compile_link, run_link
 from engine.evaluate.runtime import EvaluationError
 from engine.graph.build import GraphSpec, graph_spec
+from engine.progress import advance
 from engine.ruleset import Ruleset
 from engine.syntax import ast
 
@@ -184,9 +185,9 @@ class Program:
         With `tables`, only the tables named there are computed (no rule reads a table's
         rows, so a table no one reports need not be held)."""
         run = _Run()
-        for step in self.schedule:
-            if graph not in self.graphs[_step_name(step)]:
-                continue
+        steps = [step for step in self.schedule if graph in self.graphs[_step_name(step)]]
+        for number, step in enumerate(steps):
+            advance(number, len(steps), _step_name(step))
             if isinstance(step, CompiledTable):
                 name = step.decl.name.text
                 if done and name in done:

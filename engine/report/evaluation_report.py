@@ -49,10 +49,11 @@ def rounded(value: Any) -> str:
     return str(value)
 
 
-def shown(value: Any) -> str:
-    """The rounded form, followed by the exact fraction when rounding lost something."""
+def shown(value: Any, with_exact: bool = True) -> str:
+    """The rounded form, followed by the exact fraction when rounding lost something
+    (unless `with_exact` is false: the text report shows it only with `--exact`)."""
     text = rounded(value)
-    if isinstance(value, Fraction) and value.denominator != 1:
+    if with_exact and isinstance(value, Fraction) and value.denominator != 1:
         return f"{text} ({exact(value)})"
     return text
 
@@ -101,16 +102,6 @@ def rule_json(rule: RuleResult) -> dict[str, Any]:
     }
 
 
-def budget_failure(observation: Observation) -> str:
-    """Why a budget's binding failed: its error, or the running total that broke the ceiling
-    and the ledger entry that broke it."""
-    crossing = f" at entry {', '.join(observation.entry)}" if observation.entry else ""
-    return observation.error or (
-        f"running total {shown(observation.observed)} {observation.op} "
-        f"{shown(observation.bound)} fails{crossing}"
-    )
-
-
 def table_json(table: TableResult) -> dict[str, Any]:
     """A report table: its columns and its rows of exact values."""
     return {
@@ -122,49 +113,6 @@ def table_json(table: TableResult) -> dict[str, Any]:
             {"ids": list(ids), "values": [exact(v) for v in values]} for ids, values in table.rows
         ],
     }
-
-
-def table_text(table: TableResult, markdown: bool) -> list[str]:
-    """A report table as aligned text, or as a markdown table."""
-    header = ["ids", *table.columns]
-    rows = [[", ".join(ids) or "-", *(shown(v) for v in values)] for ids, values in table.rows]
-    if markdown:
-        note = f"_{table.note}_ " if table.note else ""
-        out = [f"### {table.name}", "", f"{note}(rule hash `{table.hash[:12]}`)", ""]
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|" + "---|" * len(header))
-        out += ["| " + " | ".join(row) + " |" for row in rows]
-        return [*out, ""]
-    out = [f"{table.name}  ({table.note})" if table.note else table.name]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        cells = "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row))
-        out.append(f"  {cells}".rstrip())
-    return [*out, ""]
-
-
-def gate_text(gate: RuleResult, whole: str) -> list[str]:
-    """A gate's outcome and its failing observations (or the first), for reading; an
-    observation that binds nothing is labelled `whole`."""
-    status = "PASS" if gate.passed else "FAIL"
-    lines = [f"  {status} {gate.name} [{gate.hash[:12]}] {gate.note or ''}".rstrip()]
-    listed = [o for o in gate.observations if not o.passed] or gate.observations[:1]
-    for observation in listed[:8]:
-        ids = ", ".join(observation.ids)
-        if observation.error:
-            lines.append(f"      {ids}: error: {observation.error}")
-        elif observation.failed_rules:
-            failed = ", ".join(observation.failed_rules)
-            lines.append(f"      {ids or whole}: failed because these did not hold: {failed}")
-        elif observation.op is not None:
-            verdict = "holds" if observation.passed else "fails"
-            lines.append(
-                f"      {ids or whole}: observed {shown(observation.observed)} "
-                f"{observation.op} {shown(observation.bound)}: {verdict}"
-            )
-    if len(listed) > 8:
-        lines.append(f"      ... and {len(listed) - 8} more")
-    return lines
 
 
 def decision_json(decision: DecisionResult) -> dict[str, Any]:
@@ -179,31 +127,9 @@ def decision_json(decision: DecisionResult) -> dict[str, Any]:
     }
 
 
-def decision_text(decision: DecisionResult) -> list[str]:
-    """A decision policy's verdict and the gate outcomes it read, for reading."""
-    outcomes = ", ".join(
-        f"{k}={'pass' if v else 'fail'}" for k, v in sorted(decision.outcomes.items())
-    )
-    head = f"DECISION {decision.name} [{decision.hash[:12]}] row {decision.row}"
-    return [f"{head}: {decision.verdict}", f"  {outcomes}"]
-
-
 def warnings_json(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every warning of an evaluation (`VACUOUS` rules), as data."""
     return [diagnostic_json(w) for w in evaluation.warnings]
-
-
-def warnings_text(evaluation: Evaluation, strict: bool) -> list[str]:
-    """The warnings block: each vacuous rule, and whether `--strict` makes them a failure."""
-    if not evaluation.warnings:
-        return []
-    consequence = "--strict: these fail the run" if strict else "--strict makes them fail"
-    lines = [f"WARNINGS ({len(evaluation.warnings)}; {consequence})"]
-    for warning in evaluation.warnings:
-        where = warning.location.render() if warning.location else ""
-        lines.append(f"  {warning.code}: {warning.message}")
-        lines.append(f"    at {where}; rule {warning.rule} {warning.rule_hash}")
-    return [*lines, ""]
 
 
 def strict_failure(evaluation: Evaluation, strict: bool) -> bool:

@@ -4,24 +4,23 @@ it was found; every input is listed with the sha256 of the bytes that were read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from engine.evaluate.gates import RuleResult, TableResult
+from engine.evaluate.gates import TableResult
 from engine.evaluate.inputs import GraphResult
 from engine.evaluate.links import Violation
+from engine.report.blocks import Block, render
+from engine.report.detail import decision_items, rules_block, table_block, warnings_block
 from engine.report.evaluation_report import (
-    budget_failure,
     decision_json,
-    decision_text,
-    gate_text,
     rule_json,
     strict_failure,
     table_json,
-    table_text,
     violation_json,
     warnings_json,
-    warnings_text,
 )
+from engine.report.summary import SHOWN, closest_rows, counts, failing_lines
 
 
 def _where(result: GraphResult, violation: Violation) -> dict[str, Any]:
@@ -81,24 +80,92 @@ def _place(where: dict[str, Any]) -> str:
     return place
 
 
-def _violation_text(result: GraphResult, violation: Violation) -> list[str]:
+def _violation_items(result: GraphResult, violation: Violation) -> list[tuple[int, str]]:
     ids = f" [{', '.join(violation.ids)}]" if violation.ids else ""
     where = _where(result, violation)
     # A binding need not be a record (`for role in {...}` binds constants): no place then.
     place = f"at {_place(where)}; " if where.get("document") else ""
     return [
-        f"  {violation.code}: {violation.message}{ids}",
-        f"    {place}rule {violation.rule} {violation.rule_hash}",
+        (0, f"{violation.code}: {violation.message}{ids}"),
+        (1, f"{place}rule {violation.rule} {violation.rule_hash[:12]}"),
     ]
 
 
-def _budget_text(budget: RuleResult) -> list[str]:
-    lines = [f"  {'PASS' if budget.passed else 'FAIL'} {budget.name} [{budget.hash[:12]}]"]
-    for observation in budget.observations:
-        if not observation.passed:
-            ids = ", ".join(observation.ids) or "all"
-            lines.append(f"      {ids}: {budget_failure(observation)}")
-    return lines
+def outcome_line(result: GraphResult, strict: bool) -> str:
+    """`PASSED: 33/33 gates pass, ...` or `FAILED: ...`: the outcome and its counts."""
+    stated = counts(result.evaluation).line()
+    if passed(result, strict):
+        return f"PASSED: {stated}"
+    if result.passed:
+        return f"FAILED (--strict): {stated}"
+    return f"FAILED: {stated}"
+
+
+def summary_blocks(
+    result: GraphResult,
+    units: Mapping[str, str],
+    exact: bool,
+    verbose: bool,
+    strict: bool = False,
+) -> list[Block]:
+    """The first screen after the outcome: failing rules, violations (the first few unless
+    `verbose`), vacuous rules, and each passing rule's binding nearest its bound."""
+    evaluation = result.evaluation
+    blocks = []
+    failing = [r for r in (*evaluation.budgets, *evaluation.gates) if not r.passed]
+    if failing:
+        items: list[tuple[int, str]] = []
+        for rule in failing:
+            head, *bindings = failing_lines(rule, units.get(rule.name), exact)
+            items += [(0, head), *((1, line.strip()) for line in bindings)]
+        blocks.append(Block(f"FAILED RULES ({len(failing)})", tuple(items)))
+    if evaluation.violations:
+        shown = evaluation.violations if verbose else evaluation.violations[:SHOWN]
+        items = [item for v in shown for item in _violation_items(result, v)]
+        if len(shown) < len(evaluation.violations):
+            items.append((0, f"... and {len(evaluation.violations) - len(shown)} more (--verbose)"))
+        blocks.append(Block(f"VIOLATIONS ({len(evaluation.violations)})", tuple(items)))
+    if evaluation.warnings and not verbose:
+        vacuous = [(0, f"`{w.rule}`") for w in evaluation.warnings[:SHOWN]]
+        if len(evaluation.warnings) > SHOWN:
+            vacuous.append((0, f"... and {len(evaluation.warnings) - SHOWN} more (--verbose)"))
+        consequence = "--strict: these fail the run" if strict else "--strict fails them"
+        title = f"VACUOUS ({len(evaluation.warnings)}: bind nothing; {consequence})"
+        blocks.append(Block(title, tuple(vacuous)))
+    rows = closest_rows([*evaluation.gates, *evaluation.budgets], units, exact)
+    if rows:
+        header = ("rule", "binding", "observed", "margin")
+        blocks.append(
+            Block("NEAREST THEIR BOUNDS (passing gates and budgets)", (), (header, *rows))
+        )
+    return blocks
+
+
+def detail_blocks(
+    result: GraphResult,
+    strict: bool,
+    tables: list[TableResult] | None,
+    units: Mapping[str, str],
+    exact: bool,
+) -> list[Block]:
+    """What `--verbose` adds: inputs, warnings, every budget and gate, tables, decisions."""
+    evaluation = result.evaluation
+    inputs = tuple(
+        (0, f"{name} = {document.file} (sha256 {document.sha256})")
+        for name, document in sorted(result.documents.items())
+    )
+    blocks = [Block("INPUTS", inputs)] if inputs else []
+    warned = warnings_block(evaluation, strict)
+    blocks += [warned] if warned else []
+    if evaluation.budgets:
+        blocks.append(rules_block("BUDGETS", evaluation.budgets, units, exact))
+    if evaluation.gates:
+        blocks.append(rules_block("GATES", evaluation.gates, units, exact))
+    blocks += [table_block(t, exact) for t in (evaluation.tables if tables is None else tables)]
+    if evaluation.decisions:
+        items = tuple(item for d in evaluation.decisions for item in decision_items(d))
+        blocks.append(Block("DECISIONS", items))
+    return blocks
 
 
 def graph_text(
@@ -107,41 +174,36 @@ def graph_text(
     markdown: bool = False,
     strict: bool = False,
     tables: list[TableResult] | None = None,
+    verbose: bool = False,
+    exact: bool = False,
+    units: Mapping[str, str] | None = None,
 ) -> str:
-    """The report for reading: inputs, the outcome, then findings, rules, tables, decisions."""
+    """The report for reading: the outcome with its counts first, then what failed and
+    what came nearest to failing; `verbose` adds inputs, every rule, tables, decisions."""
+    return render(graph_blocks(result, strict, tables, verbose, exact, units or {}), markdown)
+
+
+def graph_blocks(
+    result: GraphResult,
+    strict: bool,
+    tables: list[TableResult] | None,
+    verbose: bool,
+    exact: bool,
+    units: Mapping[str, str],
+) -> list[Block]:
+    """The blocks of `graph_text`."""
     evaluation = result.evaluation
-    failed_rules = [r for r in (*evaluation.budgets, *evaluation.gates) if not r.passed]
-    lines = [f"graph   {result.graph}", f"rules   ruleset {result.ruleset_hash}"]
-    for name, document in sorted(result.documents.items()):
-        lines.append(f"input   {name} = {document.file} (sha256 {document.sha256})")
-    if passed(result, strict):
-        lines.append("PASSED: no link rule violated; every budget and gate holds")
-    elif result.passed:
-        lines.append("FAILED (--strict): every rule holds, but some bind nothing")
+    head = [outcome_line(result, strict), f"graph {result.graph}, ruleset {result.ruleset_hash}"]
+    blocks = [Block(text=tuple(head))]
+    if evaluation.decisions and not verbose:
+        items = tuple(item for d in evaluation.decisions for item in decision_items(d))
+        blocks.append(Block("DECISIONS", items))
+    blocks += summary_blocks(result, units, exact, verbose, strict)
+    if verbose:
+        blocks += detail_blocks(result, strict, tables, units, exact)
     else:
-        lines.append(
-            f"FAILED: {len(evaluation.violations)} violation(s), "
-            f"{len(failed_rules)} failed budget(s) or gate(s)"
-        )
-    lines.append("")
-    lines += warnings_text(evaluation, strict)
-    if evaluation.violations:
-        lines.append("VIOLATIONS")
-        for violation in evaluation.violations:
-            lines += _violation_text(result, violation)
-        lines.append("")
-    if evaluation.budgets:
-        lines.append("BUDGETS")
-        for budget in evaluation.budgets:
-            lines += _budget_text(budget)
-        lines.append("")
-    if evaluation.gates:
-        lines.append("GATES")
-        for gate in evaluation.gates:
-            lines += gate_text(gate, "all")
-        lines.append("")
-    for table in evaluation.tables if tables is None else tables:
-        lines += table_text(table, markdown)
-    for decision in evaluation.decisions:
-        lines += decision_text(decision)
-    return "\n".join(lines).rstrip("\n") + "\n"
+        blocks.append(Block(text=(MORE,)))
+    return blocks
+
+
+MORE = "more with --verbose: inputs, warnings, every gate and budget, the report tables"

@@ -4,11 +4,20 @@ reports of the graph (violations, budgets, gates, the report tables, decisions).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from engine.evaluate.program import DecisionResult
 from engine.evaluate.protocol import ProtocolResult
-from engine.report.evaluation_report import decision_text, strict_failure
-from engine.report.graph_report import graph_json, graph_text
+from engine.report.blocks import Block, render
+from engine.report.evaluation_report import strict_failure
+from engine.report.graph_report import (
+    MORE,
+    detail_blocks,
+    graph_json,
+    outcome_line,
+    summary_blocks,
+)
 
 
 def protocol_passed(result: ProtocolResult, strict: bool) -> bool:
@@ -71,27 +80,68 @@ def banners(result: ProtocolResult) -> list[str]:
     return [b.text for b in result.protocol.banners if outcomes.get(b.gate.text, False)]
 
 
-def protocol_text(result: ProtocolResult, *, markdown: bool = False, strict: bool = False) -> str:
-    """The report for reading: the protocol, the admission and the verdict first, then the
-    graph's inputs, findings, rules, the protocol's report tables and its decisions."""
+def _why(verdict: DecisionResult) -> Block:
+    """The decision row taken and the gate outcomes that took it."""
+    items = tuple(
+        (0, f"{gate}: {'pass' if held else 'fail'}")
+        for gate, held in sorted(verdict.outcomes.items())
+    )
+    return Block(f"WHY: row {verdict.row} of decision {verdict.name} reads", items)
+
+
+def protocol_text(
+    result: ProtocolResult,
+    *,
+    markdown: bool = False,
+    strict: bool = False,
+    verbose: bool = False,
+    exact: bool = False,
+    units: Mapping[str, str] | None = None,
+) -> str:
+    """The report for reading, its first screen first: the verdict and the decision row
+    that gave it, the admission, the counts, what failed and what came nearest to
+    failing; `verbose` adds the documents, every rule, the report tables and decisions."""
     protocol = result.protocol
+    graph = result.graph
     shown = banners(result)
-    lines = [*shown, *([""] if shown else [])]
-    lines += [
-        f"protocol {protocol.name.text} [{result.protocol_hash[:12]}]"
-        + (f"  ({protocol.note})" if protocol.note else ""),
-        f"bundle  {result.bundle.root}",
-    ]
-    absent = [d.name.text for d in protocol.documents if d.name.text not in result.bundle.documents]
-    if absent:
-        lines.append(f"absent  {', '.join(absent)} (optional)")
-    admitted = result.admitted
-    if admitted is not None:
-        gate = protocol.admission[0].text
-        lines.append(f"{'ADMITTED' if admitted else 'REFUSED'}: admission gate {gate}")
+    head = []
     verdict = result.verdict
     if verdict is not None:
-        lines += decision_text(verdict)[:1]
-    body = graph_text(result.graph, markdown=markdown, strict=strict, tables=_report_tables(result))
-    tail = "".join(f"\n{text}\n" if i == 0 else f"{text}\n" for i, text in enumerate(shown))
-    return "\n".join(lines) + "\n" + body + tail
+        head.append(
+            f"{verdict.verdict}: decision {verdict.name}, row {verdict.row} [{verdict.hash[:12]}]"
+        )
+    if result.admitted is not None:
+        gate = protocol.admission[0].text
+        head.append(f"{'ADMITTED' if result.admitted else 'REFUSED'}: admission gate {gate}")
+    head.append(outcome_line(graph, strict))
+    head.append(
+        f"protocol {protocol.name.text} [{result.protocol_hash[:12]}], "
+        f"ruleset {graph.ruleset_hash[:12]}"
+    )
+    head.append(f"bundle {result.bundle.root}")
+    absent = [d.name.text for d in protocol.documents if d.name.text not in result.bundle.documents]
+    if absent:
+        head.append(f"absent  {', '.join(absent)} (optional)")
+    blocks = [Block(text=tuple(shown))] if shown else []
+    blocks.append(Block(text=tuple(head)))
+    if verdict is not None:
+        blocks.append(_why(verdict))
+    blocks += summary_blocks(graph, units or {}, exact, verbose, strict)
+    if verbose:
+        blocks.append(_documents(result))
+        blocks += detail_blocks(graph, strict, _report_tables(result), units or {}, exact)
+    else:
+        blocks.append(Block(text=(MORE,)))
+    if shown:
+        blocks.append(Block(text=tuple(shown)))
+    return render(blocks, markdown)
+
+
+def _documents(result: ProtocolResult) -> Block:
+    """The protocol's source note and every document read, with its sha256."""
+    protocol = result.protocol
+    items = [(0, f"protocol {protocol.name.text} {result.protocol_hash}")]
+    if protocol.note:
+        items.append((1, protocol.note))
+    items.append((0, f"ruleset {result.graph.ruleset_hash}"))
+    return Block("PROTOCOL", tuple(items))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import threading
 import unicodedata
@@ -28,6 +29,7 @@ from engine.resources import shipped
 from engine.syntax import ast
 from engine.syntax.tables import lalr_parser
 from engine.textlines import normalize_newlines
+from engine.units import UNITS
 
 GRAMMAR_FILE = "rules.lark"
 _VERSION_RE = re.compile(r"grammar-version:\s*(\S+)")
@@ -200,7 +202,34 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnost
     hint = (
         "expected " + ", ".join(sorted(_describe(name) for name in expected)) if expected else None
     )
+    if isinstance(error, UnexpectedToken):
+        hint = _likely_fix(error.token, expected) or hint
     return Diagnostic("SYNTAX_ERROR", message, Location(path, line, column), hint=hint)
+
+
+# Operators written the other way round, as other languages (or a slip) spell them.
+_SWAPPED_OPERATORS = {"=>": ">=", "=<": "<="}
+
+
+def _likely_fix(token: Token, expected: set[str]) -> str | None:
+    """The one fix a slip most likely needs, when it is plain: `=>` written for `>=`
+    where `=>` cannot stand, or a misspelt unit after a number (`5 token`). Said instead
+    of the list of every token the parser would have accepted there."""
+    text = str(token)
+    if text in _SWAPPED_OPERATORS and token.type not in expected:
+        meant = _SWAPPED_OPERATORS[text]
+        return (
+            f"did you mean `{meant}`? (`=>` only separates a decision row's condition "
+            "from its verdict)"
+            if text == "=>"
+            else f"did you mean `{meant}`?"
+        )
+    if token.type == "NAME" and "UNIT" in expected:
+        units = {unit.casefold(): unit for unit in UNITS}
+        close = difflib.get_close_matches(text.casefold(), list(units), n=1, cutoff=0.6)
+        if close:
+            return f"did you mean the unit `{units[close[0]]}`? (units: {', '.join(UNITS)})"
+    return None
 
 
 def _show_char(char: str) -> str:
