@@ -221,7 +221,9 @@ def _evaluate(name: str) -> Value:
     declared = RULESET.checked.infos[name].type
     if isinstance(value, dict):
         element = declared.element
-        assert element is not None and element.dimension is not None
+        assert element is not None
+        if element.dimension is None:  # a map of texts or sets (an allowlist): no threshold
+            return value  # type: ignore[no-any-return]
         return {key: (Fraction(item), element.dimension) for key, item in value.items()}
     if declared.tag == "number":
         assert declared.dimension is not None
