@@ -86,11 +86,8 @@ class Trace:
         return self.add("ledger", settled_usd=settled)
 
 
-WORKTREE = "/run/worktrees/A1/"
-
-
-def attempt_run(t: Trace, attempt: str, node: str, cost: str = "0.12") -> None:
-    """An attempt from dispatch to settlement: result, validation, acceptance."""
+def dispatch(t: Trace, attempt: str, node: str) -> None:
+    """The capacity decision that dispatches an attempt into its own worktree."""
     t.decided(
         "capacity",
         "attempt",
@@ -101,6 +98,11 @@ def attempt_run(t: Trace, attempt: str, node: str, cost: str = "0.12") -> None:
         reserved_usd="0.50",
         worktree=f"/run/worktrees/{attempt}/",
     )
+
+
+def attempt_run(t: Trace, attempt: str, node: str, cost: str = "0.12") -> None:
+    """An attempt from dispatch to settlement: result, validation, acceptance."""
+    dispatch(t, attempt, node)
     t.event("attempt", attempt, "start", "RUNNING", node=node)
     t.add("access", attempt=attempt, action="write", path=f"/run/worktrees/{attempt}/src/main.py")
     t.add("access", attempt=attempt, action="network", host="model-gateway.internal")
@@ -155,16 +157,7 @@ def completeness(t: Trace, illegal: str = "rejected_illegal", state: str = "RUNN
 
 def event_replay(t: Trace, wrong: str = "") -> None:
     opening(t)
-    t.decided(
-        "capacity",
-        "attempt",
-        "A1",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree=WORKTREE,
-    )
+    dispatch(t, "A1", "N1")
     start = t.event("attempt", "A1", "start", "RUNNING", node="N1")
     # The start delivered twice: ignored (or, wrongly, applied again).
     t.again(start, "applied" if wrong == "duplicate" else "duplicate_ignored", "RUNNING")
@@ -210,16 +203,7 @@ def event_replay(t: Trace, wrong: str = "") -> None:
 def accounting(t: Trace, wrong: str = "") -> None:
     opening(t)
     if wrong == "unvalidated":  # accepted straight from RUNNING
-        t.decided(
-            "capacity",
-            "attempt",
-            "A1",
-            "dispatch",
-            "DISPATCHED",
-            node="N1",
-            reserved_usd="0.50",
-            worktree=WORKTREE,
-        )
+        dispatch(t, "A1", "N1")
         t.event("attempt", "A1", "start", "RUNNING", node="N1")
         t.add("usage", attempt="A1", request="A1-q1", cost_usd="0.12", final=True)
         t.event("attempt", "A1", "accept", "ACCEPTED", node="N1")
@@ -227,16 +211,7 @@ def accounting(t: Trace, wrong: str = "") -> None:
     else:
         attempt_run(t, "A1", "N1")
     # A2: validation fails with no retry left; the node replans.
-    t.decided(
-        "capacity",
-        "attempt",
-        "A2",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree="/run/worktrees/A2/",
-    )
+    dispatch(t, "A2", "N1")
     t.event("attempt", "A2", "start", "RUNNING", node="N1")
     t.add("usage", attempt="A2", request="A2-q1", cost_usd="0.20", final=True)
     t.event("attempt", "A2", "result", "RESULT_RECEIVED", node="N1")
@@ -248,16 +223,7 @@ def accounting(t: Trace, wrong: str = "") -> None:
         t.event("node", "N1", "dispatch_attempt", "WORKING")
     t.event("attempt", "A2", "settle", "SETTLED", node="N1", cost_usd="0.20")
     # A3: times out; its usage arrives late and is settled, its late result refused.
-    t.decided(
-        "capacity",
-        "attempt",
-        "A3",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree="/run/worktrees/A3/",
-    )
+    dispatch(t, "A3", "N1")
     t.event("attempt", "A3", "start", "RUNNING", node="N1")
     t.decided("timer", "attempt", "A3", "timeout", "TIMED_OUT", node="N1")
     t.add("usage", attempt="A3", request="A3-q1", cost_usd="0.30", final=True)
@@ -274,16 +240,7 @@ def accounting(t: Trace, wrong: str = "") -> None:
         cost_usd="0.10" if wrong == "late_usage" else "0.30",
     )
     # A4: the provider never sends final usage: settled at the whole reservation.
-    t.decided(
-        "capacity",
-        "attempt",
-        "A4",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree="/run/worktrees/A4/",
-    )
+    dispatch(t, "A4", "N1")
     t.event("attempt", "A4", "start", "RUNNING", node="N1")
     t.add("usage", attempt="A4", request="A4-q1", cost_usd="0.05", final=False)
     t.decided("timer", "attempt", "A4", "timeout", "TIMED_OUT", node="N1")
@@ -316,16 +273,7 @@ def recovery(t: Trace, wrong: str = "") -> None:
         t.event(
             "attempt", "A5", "start", "CREATED", disposition="rejected_illegal", cause=crash["id"]
         )
-    t.decided(
-        "capacity",
-        "attempt",
-        "A5",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree="/run/worktrees/A5/",
-    )
+    dispatch(t, "A5", "N1")
     # A5 then crashes after its recorded dispatch: recovery fails it.
     crash = t.add("crash", phase="after_dispatch", attempt="A5")
     if wrong == "after_dispatch":
@@ -335,16 +283,7 @@ def recovery(t: Trace, wrong: str = "") -> None:
         t.event("attempt", "A5", "recover_fail", "FAILED", node="N1", cause=crash["id"])
     t.event("attempt", "A5", "settle", "SETTLED", node="N1", cost_usd="0.50")
     # A6: the crash comes after its result and usage were admitted; nothing is admitted twice.
-    t.decided(
-        "capacity",
-        "attempt",
-        "A6",
-        "dispatch",
-        "DISPATCHED",
-        node="N1",
-        reserved_usd="0.50",
-        worktree="/run/worktrees/A6/",
-    )
+    dispatch(t, "A6", "N1")
     t.event("attempt", "A6", "start", "RUNNING", node="N1")
     t.add("usage", attempt="A6", request="A6-q1", cost_usd="0.40", final=True)
     t.event("attempt", "A6", "result", "RESULT_RECEIVED", node="N1")

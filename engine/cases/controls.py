@@ -16,9 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.bundle.jsonschemas import compiled_schema
-from engine.bundle.yamldoc import read_yaml, yaml_positions
-from engine.cases.files import CaseFile, read_case_files
+from engine.cases.files import CaseFile, read_case_files, read_validated_yaml, written_at
 from engine.cases.suite import CaseResult, Group
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
@@ -88,23 +86,11 @@ def read_control_table(path: Path) -> ControlTable:
     Raises:
         RulecheckError: exit 2 with every located problem.
     """
-    try:
-        data, root = read_yaml(path, "CONTROLS")
-    except RulecheckError as error:
-        raise RulecheckError(error.diagnostics, ExitCode.USAGE) from None
-    positions = yaml_positions(root)
+    data, positions = read_validated_yaml(path, "CONTROLS", SCHEMA)
 
     def at(pointer: str) -> Location:
-        probe = pointer
-        while probe and probe not in positions:
-            probe = probe.rsplit("/", 1)[0]
-        line, column = positions.get(probe, (None, None))
-        return Location(str(path), line, column, pointer=pointer)
+        return written_at(str(path), positions, pointer)
 
-    errors = compiled_schema(SCHEMA)(data)
-    if errors:
-        problems = [Diagnostic("CONTROLS_SCHEMA", message, at(p)) for p, _k, message in errors]
-        raise RulecheckError(problems, ExitCode.USAGE)
     case_files = tuple(read_case_files(path.parent / p for p in data["cases"]))
     controls = tuple(
         Control(
@@ -176,14 +162,14 @@ def control_rows(table: ControlTable, groups: list[Group]) -> list[Row]:
     case of the files that no row names, from the results the groups' cases reached
     (`run_suite` has run them)."""
     results = {r.case.name: r for group in groups for r in group.results}
-    rows = [_accepted_row(name, results[name]) for name in table.accepted]
+    rows = [_result_row("accepted", results[name]) for name in table.accepted]
     rows += [_control_row(c, [results[name] for name in c.cases]) for c in table.controls]
     rows += [_mutation_row(m, results.get(m.case or "")) for m in table.mutations]
     named = {*table.accepted, *(n for c in table.controls for n in c.cases)}
     named |= {m.case for m in table.mutations if m.case is not None}
     # a case of the files that no row names still ran: it is shown, so that it cannot fail
     # unseen
-    rows += [_case_row(r) for name, r in results.items() if name not in named]
+    rows += [_result_row("case", r) for name, r in results.items() if name not in named]
     return rows
 
 
@@ -215,27 +201,13 @@ def _failure(result: CaseResult) -> str:
     )
 
 
-def _case_row(result: CaseResult) -> Row:
+def _result_row(kind: str, result: CaseResult) -> Row:
+    """A row of one case shown as itself: an accepted run, or a case no row names."""
     reason = "" if result.passed else _failure(result)
-    observed = _outcome(result)
     return Row(
-        "case",
+        kind,
         "-",
         result.case.name,
-        _expected(result),
-        observed,
-        _codes(result),
-        result.passed,
-        reason,
-    )
-
-
-def _accepted_row(name: str, result: CaseResult) -> Row:
-    reason = "" if result.passed else _failure(result)
-    return Row(
-        "accepted",
-        "-",
-        name,
         _expected(result),
         _outcome(result),
         _codes(result),

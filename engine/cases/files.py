@@ -69,11 +69,7 @@ class Case:
 
     def at(self, pointer: str) -> Location:
         """Where `pointer` (relative to the case) is written in the case file."""
-        full = self.pointer + pointer
-        while full and full not in self.positions:
-            full = full.rsplit("/", 1)[0]
-        line, column = self.positions.get(full, (None, None))
-        return Location(self.file, line, column, pointer=self.pointer + pointer)
+        return written_at(self.file, self.positions, self.pointer + pointer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +114,40 @@ def case_paths(paths: Sequence[Path]) -> list[Path]:
     return list(unique.values())
 
 
+def written_at(file: str, positions: dict[str, tuple[int, int]], pointer: str) -> Location:
+    """`pointer` located at the line and column of its nearest ancestor written in `file`
+    (a value the schema finds missing is located at the object that lacks it)."""
+    probe = pointer
+    while probe and probe not in positions:
+        probe = probe.rsplit("/", 1)[0]
+    line, column = positions.get(probe, (None, None))
+    return Location(file, line, column, pointer=pointer)
+
+
+def read_validated_yaml(
+    path: Path, prefix: str, schema: str
+) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """A YAML file the user writes for a command (a case file, a control table), strictly
+    parsed and validated against the shipped `schema`, with the position of every value.
+
+    Raises:
+        RulecheckError: exit 2 with every located problem (`PREFIX_...` codes).
+    """
+    try:
+        data, root = read_yaml(path, prefix)
+    except RulecheckError as error:
+        raise RulecheckError(error.diagnostics, ExitCode.USAGE) from None
+    positions = yaml_positions(root)
+    errors = compiled_schema(schema)(data)
+    if errors:
+        problems = [
+            Diagnostic(f"{prefix}_SCHEMA", message, written_at(str(path), positions, pointer))
+            for pointer, _keyword, message in errors
+        ]
+        raise RulecheckError(problems, ExitCode.USAGE)
+    return data, positions
+
+
 def read_case_files(paths: Iterable[Path]) -> list[CaseFile]:
     """Read and validate every case file; every problem of every file is reported at once.
 
@@ -144,23 +174,11 @@ def read_case_file(path: Path) -> CaseFile:
         RulecheckError: exit 2 with every located problem.
     """
     file = str(path)
-    try:
-        data, root = read_yaml(path, "CASES")
-    except RulecheckError as error:
-        raise RulecheckError(error.diagnostics, ExitCode.USAGE) from None
-    positions = yaml_positions(root)
+    data, positions = read_validated_yaml(path, "CASES", SCHEMA)
 
     def at(pointer: str) -> Location:
-        probe = pointer
-        while probe and probe not in positions:
-            probe = probe.rsplit("/", 1)[0]
-        line, column = positions.get(probe, (None, None))
-        return Location(file, line, column, pointer=pointer)
+        return written_at(file, positions, pointer)
 
-    errors = compiled_schema(SCHEMA)(data)
-    if errors:
-        problems = [Diagnostic("CASES_SCHEMA", message, at(p)) for p, _k, message in errors]
-        raise RulecheckError(problems, ExitCode.USAGE)
     folder = path.parent
     rules = tuple(_joined(folder, p) for p in data.get("rules", [])) or (folder,)
     cases: list[Case] = []
