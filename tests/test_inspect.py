@@ -192,8 +192,8 @@ def test_the_import_is_deterministic_and_records_each_logs_sha256(
     _import(second, *reversed(paths))
     names = sorted(p.name for p in first.iterdir())
     assert names == [
-        "rulecheck.yaml", "runs.jsonl", "samples.jsonl", "scores.jsonl", "sources.jsonl",
-        "tools.jsonl", "usage.jsonl",
+        "metrics.jsonl", "rulecheck.yaml", "runs.jsonl", "samples.jsonl", "scores.jsonl",
+        "sources.jsonl", "tools.jsonl", "usage.jsonl",
     ]  # fmt: skip
     for name in names:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
