@@ -727,3 +727,29 @@ def test_a_model_without_a_price_is_refused_never_counted_free(logs: Path, tmp_p
     assert len(unpriced) == 4  # each grader call
     budget = next(b for b in run.data["budgets"] if b["name"] == "total_cost")
     assert not budget["passed"]  # its ledger stops at the first unpriced call
+
+
+def test_a_sample_over_its_money_ceiling_names_its_crossing_call(
+    logs: Path, tmp_path: Path
+) -> None:
+    pack = _pack(tmp_path, max_sample_tokens="1_000 tokens", max_sample_cost="0.001 USD")
+    run = _imported_check(logs, tmp_path, "token_overrun.eval", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    budget = next(b for b in run.data["budgets"] if b["name"] == "sample_cost")
+    (crossed,) = [o for o in budget["observations"] if not o["passed"]]
+    assert crossed["ids"][0].endswith("/q4/1")
+    assert crossed["crossing_entry"][0].endswith("/q4/1/1/1")
+    assert crossed["observed"] == "15609/10000000"  # 495 x 3 + 3 x 0.3 + 5 x 15 µUSD
+    assert [b["name"] for b in run.data["budgets"] if not b["passed"]] == ["sample_cost"]
+
+
+def test_each_arm_has_its_own_token_and_money_ceiling(logs: Path, tmp_path: Path) -> None:
+    pack = _pack(tmp_path, max_arm_tokens="99 tokens", max_arm_cost="0.0005 USD")
+    run = _paired(logs, tmp_path, "arm_base", "arm_cand", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    for name, observed in (("arm_tokens", 100), ("arm_cost", "1359/2500000")):
+        budget = next(b for b in run.data["budgets"] if b["name"] == name)
+        crossed = {o["ids"][0]: o for o in budget["observations"] if not o["passed"]}
+        assert sorted(crossed) == ["baseline", "candidate"], name
+        assert {o["observed"] for o in crossed.values()} == {observed}
+        assert all(o["crossing_entry"][0].endswith("/q4/1/1/1") for o in crossed.values())
