@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.cli_run import REPO, CliRun
 
@@ -753,3 +754,31 @@ def test_each_arm_has_its_own_token_and_money_ceiling(logs: Path, tmp_path: Path
         assert sorted(crossed) == ["baseline", "candidate"], name
         assert {o["observed"] for o in crossed.values()} == {observed}
         assert all(o["crossing_entry"][0].endswith("/q4/1/1/1") for o in crossed.values())
+
+
+# ---- the pack's case files, on folders imported once ------------------------------------
+
+CASES = PACK / "tests"
+
+
+def test_the_packs_case_files_pass_without_inspect_ai() -> None:
+    written = sum(
+        len(yaml.safe_load(path.read_text(encoding="utf-8"))["cases"])
+        for path in CASES.glob("*.cases.yaml")
+    )
+    run = CliRun(["test", str(CASES)])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
+
+
+def test_the_case_folders_have_the_layout_of_a_fresh_import(logs: Path, tmp_path: Path) -> None:
+    """When the import's layout changes, `python tests/inspect_bundles.py` rewrites them."""
+    fresh = tmp_path / "fresh"
+    _import(fresh, logs / "admitted.eval")
+    for bundle in ("single", "arms"):
+        folder = CASES / bundle
+        assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in fresh.iterdir())
+        for path in fresh.glob("*.jsonl"):
+            kept, now = _records(folder, path.stem), _records(fresh, path.stem)
+            if kept and now:
+                assert sorted(kept[0]) == sorted(now[0]), (bundle, path.name)
