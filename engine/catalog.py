@@ -365,6 +365,12 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "a rule could not be evaluated at one binding (null "
                 "arithmetic, a `for` over a non-collection, an empty median, ...); the rest go on",
             ),
+            (
+                "DECISION_UNDECIDED",
+                "a decision gives no verdict: a row it had to read rests on a gate or budget "
+                "that could not be evaluated (an error is neither true nor false, so `not` "
+                "cannot turn it into a verdict); the run fails",
+            ),
         ),
     )
     + _entries(

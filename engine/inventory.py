@@ -43,11 +43,29 @@ def _schema_hashes() -> dict[str, str]:
     }
 
 
+def engine_source_digest() -> dict[str, Any]:
+    """The sha256 of the engine's own Python source: every module's path (relative to the
+    package, `/`-separated) and sha256, one `SHA256  PATH` line each in path order. A
+    modified engine of the same version then has another identity. Shipped data (rules,
+    grammar, schemas) is hashed on its own and left out."""
+    package = Path(__file__).resolve().parent
+    modules = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "_data" not in path.relative_to(package).parts
+    )
+    listing = "".join(
+        f"{sha256_hex((package / module).read_bytes())}  {module}\n" for module in modules
+    )
+    return {"modules": len(modules), "sha256": sha256_hex(listing.encode("utf-8"))}
+
+
 def evaluator_identity() -> dict[str, Any]:
     """What decides how rules evaluate, independent of the machine it runs on: the
     rulecheck version, the Python version and implementation, every dependency version,
-    the grammar and the engine's own schemas (an evaluation receipt records this; the
-    interpreter's path and the kernel's name are left out: they change no verdict)."""
+    the engine's source, the grammar and the engine's own schemas (an evaluation receipt
+    records this; the interpreter's path and the kernel's name are left out: they change
+    no verdict)."""
     return {
         "rulecheck": metadata.version(DISTRIBUTION),
         "runtime": {
@@ -55,6 +73,7 @@ def evaluator_identity() -> dict[str, Any]:
             "implementation": platform.python_implementation(),
         },
         "dependencies": _dependency_versions(),
+        "engine": engine_source_digest(),
         "grammar": {
             "file": GRAMMAR_FILE,
             "version": grammar_version(),
@@ -76,6 +95,7 @@ def collect_inventory(rule_locations: Sequence[Path]) -> dict[str, Any]:
             "platform": platform.platform(),
         },
         "dependencies": identity["dependencies"],
+        "engine": identity["engine"],
         "grammar": identity["grammar"],
         "rules": {
             "ruleset_hash": ruleset.hashed.ruleset_hash,
@@ -95,6 +115,8 @@ def inventory_text(data: dict[str, Any]) -> str:
     lines.append(f"platform        {runtime['platform']}")
     for name, version in data["dependencies"].items():
         lines.append(f"dependency      {name} {version}")
+    engine = data["engine"]
+    lines.append(f"engine source   {engine['sha256']}  {engine['modules']} modules")
     grammar = data["grammar"]
     lines.append(
         f"grammar         {grammar['sha256']}  {grammar['file']} (version {grammar['version']})"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.inventory import engine_source_digest
 from engine.ruleset import load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,6 +113,9 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     inventory = _run([rulecheck, "inventory"], outside, env)
     assert inventory.returncode == 0, inventory.stderr
     assert f"ruleset         {expected}\n" in inventory.stdout
+    # The installed engine is the same source as the checkout's: one evaluator identity.
+    source = engine_source_digest()
+    assert f"engine source   {source['sha256']}  {source['modules']} modules\n" in inventory.stdout
     # The html page's template ships as package data (jinja2 and matplotlib are optional).
     template = _run(
         [

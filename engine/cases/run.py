@@ -52,7 +52,7 @@ class Observed:
     admitted: bool | None = None
     verdict: str | None = None
     rules: dict[str, RuleSeen] = field(default_factory=dict)
-    decisions: dict[str, tuple[str, int]] = field(default_factory=dict)
+    decisions: dict[str, tuple[str | None, int | None]] = field(default_factory=dict)
     diagnostics: tuple[Diagnostic, ...] = ()
     graph: str | None = None
 
@@ -355,7 +355,10 @@ def _observed(
         failing = tuple(sorted(tuple(o.ids) for o in rule.observations if not o.passed))
         outcome = "fail" if not rule.passed else "vacuous" if rule.vacuous else "pass"
         rules[rule.name] = RuleSeen(rule.kind, outcome, failing=failing)
-    decisions = {d.name: (d.verdict, d.row) for d in evaluation.decisions}
+    decisions: dict[str, tuple[str | None, int | None]] = {
+        d.name: (d.verdict, d.row) for d in evaluation.decisions
+    }
+    decisions.update({d.rule: (None, None) for d in evaluation.undecided if d.rule})
     return Observed(passed, admitted, verdict, rules, decisions, graph=result.graph)
 
 
@@ -397,7 +400,7 @@ def compare(case: Case, observed: Observed) -> list[Difference]:
             differences.append(Difference(key, wanted, "not evaluated on this graph"))
             continue
         verdict, row = observed.decisions[name]
-        if isinstance(wanted, str):
+        if wanted is None or isinstance(wanted, str):
             if wanted != verdict:
                 differences.append(Difference(key, wanted, verdict))
         else:

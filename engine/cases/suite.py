@@ -161,7 +161,8 @@ def coverage(group: Group) -> Coverage:
         for name, seen in result.observed.rules.items():
             reached.setdefault(name, set()).add(seen.outcome)
         for name, (_verdict, row) in result.observed.decisions.items():
-            rows.setdefault(name, set()).add(row)
+            if row is not None:  # an undecided decision takes no row
+                rows.setdefault(name, set()).add(row)
     rule_list = []
     row_list = []
     for decl in group.ruleset.checked.declarations():

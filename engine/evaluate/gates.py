@@ -75,6 +75,14 @@ class RuleResult:
         """True when the rule's `for` clauses bound nothing: its outcome is not evidence."""
         return self.bound == 0
 
+    @property
+    def error(self) -> str | None:
+        """The evaluation error the outcome rests on, if any: none failed cleanly and one
+        could not be evaluated (one binding that fails cleanly settles the outcome)."""
+        if self.passed or any(not o.passed and o.error is None for o in self.observations):
+            return None
+        return next((o.error for o in self.observations if o.error is not None), None)
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledGate:

@@ -37,9 +37,14 @@ class GraphResult:
 
     @property
     def passed(self) -> bool:
-        """No link rule violated, and every budget and gate holds."""
-        rules = (*self.evaluation.budgets, *self.evaluation.gates)
-        return not self.evaluation.violations and all(rule.passed for rule in rules)
+        """No link rule violated, every budget and gate holds, every decision decided."""
+        evaluation = self.evaluation
+        rules = (*evaluation.budgets, *evaluation.gates)
+        return (
+            not evaluation.violations
+            and not evaluation.undecided
+            and all(rule.passed for rule in rules)
+        )
 
 
 def declared_graphs(program: Program) -> frozenset[str]:

@@ -35,13 +35,14 @@ from engine.evaluate.gates import (
     run_table,
 )
 from engine.evaluate.links import CompiledLink, Violation, compile_link, run_link
-from engine.evaluate.runtime import EvaluationError
+from engine.evaluate.runtime import FAILURES, EvaluationError, failure
 from engine.graph.build import GraphSpec, graph_spec
 from engine.progress import advance
 from engine.ruleset import Ruleset
 from engine.syntax import ast
 
 VACUOUS = "VACUOUS"
+DECISION_UNDECIDED = "DECISION_UNDECIDED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,9 @@ class Evaluation:
     tables: tuple[TableResult, ...] = ()
     outcomes: dict[str, bool] = field(default_factory=dict)
     warnings: tuple[Diagnostic, ...] = ()
+    # Each decision that could not be decided (`DECISION_UNDECIDED`): a row it had to read
+    # rests on an evaluation error, so no verdict is given.
+    undecided: tuple[Diagnostic, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +98,36 @@ def compile_decision(
     return CompiledDecision(decl, rule_hash, conditions, tuple(read))
 
 
+class Undecided(Exception):
+    """A decision row's condition read a rule whose outcome rests on an evaluation error."""
+
+    def __init__(self, row: int, message: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.message = message
+
+
+def _first_holding(decision: CompiledDecision, ctx: Context) -> int | None:
+    """The index of the first `when` row whose condition holds; rows are read in order, so
+    an error in a row before it leaves the decision undecided (`Undecided`)."""
+    for index, condition in enumerate(decision.conditions):
+        if condition is None:
+            continue
+        try:
+            if condition(ctx, {}) is True:
+                return index
+        except FAILURES as error:
+            raise Undecided(index + 1, failure(error)) from None
+    return None
+
+
 def run_decision(decision: CompiledDecision, ctx: Context) -> DecisionResult:
-    """The first `when` row whose condition holds, else the `otherwise` row."""
-    chosen = next(
-        (i for i, c in enumerate(decision.conditions) if c is not None and c(ctx, {}) is True),
-        None,
-    )
+    """The first `when` row whose condition holds, else the `otherwise` row.
+
+    Raises:
+        Undecided: a row before the one taken could not be evaluated.
+    """
+    chosen = _first_holding(decision, ctx)
     if chosen is None:
         chosen = next(i for i, c in enumerate(decision.conditions) if c is None)
     decl = decision.decl
@@ -130,6 +158,7 @@ class _Run:
     tables: list[TableResult] = field(default_factory=list)
     decisions: list[DecisionResult] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)
+    undecided: list[tuple[str, Undecided]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +233,22 @@ class Program:
             tuple(run.tables),
             dict(ctx.gates),
             tuple(self._vacuous(name) for name in run.vacuous),
+            tuple(self._undecided(name, why) for name, why in run.undecided),
+        )
+
+    def _undecided(self, name: str, why: Undecided) -> Diagnostic:
+        decl = self.ruleset.checked.symbols.declarations[name]
+        assert isinstance(decl, ast.DecisionDecl)
+        where = location(decl.rows[why.row - 1].span)
+        return Diagnostic(
+            DECISION_UNDECIDED,
+            f"decision `{name}` cannot be decided: row {why.row} "
+            f"(`{decl.rows[why.row - 1].verdict.text}`) cannot be read: {why.message}",
+            dataclasses.replace(where, file=portable_path(where.file)),
+            hint="an outcome that could not be evaluated is neither true nor false; fix the "
+            "input or the rule the error names",
+            rule=name,
+            rule_hash=self.ruleset.hashed.by_name()[name].hash,
         )
 
     def _vacuous(self, name: str) -> Diagnostic:
@@ -233,6 +278,8 @@ def portable_path(file: str) -> str:
 def _record(result: RuleResult, ctx: Context, results: list[RuleResult], run: _Run) -> None:
     """Keep a gate's or budget's result, readable by later rules as `passed(NAME)`."""
     ctx.gates[result.name] = result.passed
+    if result.error is not None:
+        ctx.errors[result.name] = result.error
     results.append(result)
     if result.vacuous:
         run.vacuous.append(result.name)
@@ -253,7 +300,10 @@ def _run_step(step: Step, ctx: Context, subject: Any, run: _Run) -> None:
         case CompiledTable():
             run.tables.append(run_table(step, ctx))
         case CompiledDecision():
-            run.decisions.append(run_decision(step, ctx))
+            try:
+                run.decisions.append(run_decision(step, ctx))
+            except Undecided as why:
+                run.undecided.append((step.decl.name.text, why))
         case _:  # pragma: no cover
             raise EvaluationError(f"unknown rule step {type(step).__name__}")
 

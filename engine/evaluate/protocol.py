@@ -62,8 +62,11 @@ class ProtocolResult:
 
     @property
     def passed(self) -> bool:
-        """Admitted, where the protocol has an admission gate; else every rule holds."""
+        """Admitted (where the protocol has an admission gate; else every rule holds), and
+        every decision decided."""
         admitted = self.admitted
+        if self.graph.evaluation.undecided:
+            return False
         return self.graph.passed if admitted is None else admitted
 
 

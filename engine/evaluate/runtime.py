@@ -63,6 +63,9 @@ class Context:
     graph: Graph
     facts: Facts = field(default_factory=Facts)
     gates: dict[str, bool] = field(default_factory=dict)
+    # The gates and budgets whose outcome rests on an evaluation error, with the error: they
+    # are neither true nor false, so reading one is an error too (see `gate`).
+    errors: dict[str, str] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
     # The keyed indexes `having` builds, by kind and key attributes (see `KeyIndex`).
     indexes: dict[tuple[str, tuple[str, ...]], KeyIndex] = field(default_factory=dict)
@@ -557,6 +560,10 @@ def gate(ctx: Context, name: str) -> bool:
     """The outcome of a gate, link rule or budget evaluated earlier."""
     if name not in ctx.gates:
         raise EvaluationError(f"`{name}` has not been evaluated")
+    if name in ctx.errors:
+        # An error read as `false` would become `true` under `not`: a verdict taken on it
+        # would rest on nothing.
+        raise EvaluationError(f"`{name}` could not be evaluated ({ctx.errors[name]})")
     return ctx.gates[name]
 
 

@@ -10,8 +10,10 @@ from typing import Any
 from engine.evaluate.gates import TableResult
 from engine.evaluate.inputs import GraphResult
 from engine.evaluate.links import Violation
+from engine.evaluate.program import Evaluation
 from engine.report.blocks import Block, render
 from engine.report.detail import decision_items, rules_block, table_block, warnings_block
+from engine.report.diagnostics import diagnostic_json
 from engine.report.evaluation_report import (
     decision_json,
     rule_json,
@@ -59,6 +61,7 @@ def graph_json(
         "passed": passed(result, strict),
         "strict": strict,
         "warnings": warnings_json(evaluation),
+        **_undecided_json(evaluation),
         "inputs": {
             name: {"file": document.file, "format": document.format, "sha256": document.sha256}
             for name, document in sorted(result.documents.items())
@@ -69,6 +72,14 @@ def graph_json(
         "tables": [table_json(t) for t in (evaluation.tables if tables is None else tables)],
         "decisions": [decision_json(d) for d in evaluation.decisions],
     }
+
+
+def _undecided_json(evaluation: Evaluation) -> dict[str, Any]:
+    """`undecided`, present only when a decision gave no verdict (reports of decided runs
+    keep their bytes)."""
+    if not evaluation.undecided:
+        return {}
+    return {"undecided": [diagnostic_json(d) for d in evaluation.undecided]}
 
 
 def _place(where: dict[str, Any]) -> str:
@@ -112,6 +123,9 @@ def summary_blocks(
     `verbose`), vacuous rules, and each passing rule's binding nearest its bound."""
     evaluation = result.evaluation
     blocks = []
+    if evaluation.undecided:
+        undecided = tuple((0, f"{d.code}: {d.message}") for d in evaluation.undecided)
+        blocks.append(Block(f"UNDECIDED ({len(evaluation.undecided)})", undecided))
     failing = [r for r in (*evaluation.budgets, *evaluation.gates) if not r.passed]
     if failing:
         items: list[tuple[int, str]] = []

@@ -110,6 +110,8 @@ def protocol_text(
         head.append(
             f"{verdict.verdict}: decision {verdict.name}, row {verdict.row} [{verdict.hash[:12]}]"
         )
+    elif protocol.verdict and result.graph.evaluation.undecided:
+        head.append(f"UNDECIDED: decision {protocol.verdict[0].text} gives no verdict")
     if result.admitted is not None:
         gate = protocol.admission[0].text
         head.append(f"{'ADMITTED' if result.admitted else 'REFUSED'}: admission gate {gate}")
