@@ -3,10 +3,10 @@
 Each log is read with inspect_ai's own reader (an optional dependency, imported only here
 and only when a log is converted) from the bytes whose sha256 is recorded, so the
 documents describe exactly the file that was hashed. The layout is in `docs/inspect.md`:
-`runs.jsonl`, `samples.jsonl`, `scores.jsonl`, `usage.jsonl`, `tools.jsonl`, `sources.jsonl`
-and a `rulecheck.yaml` naming the protocol. Every line is canonical JSON, every document is
-sorted, so the same logs always give the same bytes. This module knows inspect_ai's
-format and nothing of any protocol: the thresholds live in rule files.
+`runs.jsonl`, `samples.jsonl`, `scores.jsonl`, `metrics.jsonl`, `usage.jsonl`, `tools.jsonl`,
+`sources.jsonl` and a `rulecheck.yaml` naming the protocol. Every line is canonical JSON,
+every document is sorted, so the same logs always give the same bytes. This module knows
+inspect_ai's format and nothing of any protocol: the thresholds live in rule files.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from engine.report.export import ExportedFile
 
 DEFAULT_PROTOCOL = "inspect_eval"
 PAIRED_PROTOCOL = "inspect_paired"
-DOCUMENTS = ("runs", "samples", "scores", "usage", "tools", "sources")
+DOCUMENTS = ("runs", "samples", "scores", "metrics", "usage", "tools", "sources")
 _FORMATS = {".eval": "eval", ".json": "json"}
 _USAGE_FIELDS = (
     ("input_tokens", "input_tokens"),
@@ -47,6 +47,7 @@ class Converted:
     runs: list[dict[str, Any]]
     samples: list[dict[str, Any]]
     scores: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
     usage: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     sources: list[dict[str, Any]]
@@ -212,6 +213,30 @@ def _headline(log: Any) -> str | None:
     return str(results.scores[0].name)
 
 
+def _metrics(log: Any, run_id: str) -> list[dict[str, Any]]:
+    """Each metric inspect_ai reported in `results.scores`, as it reported it: the value
+    it computed in binary floating point, written as exact decimal text."""
+    results = log.results
+    records: list[dict[str, Any]] = []
+    for score in results.scores if results is not None else []:
+        for name, metric in sorted((score.metrics or {}).items()):
+            records.append(
+                {
+                    "id": f"{run_id}/{score.name}/{name}",
+                    "run": run_id,
+                    "score": str(score.name),
+                    "scorer": str(score.scorer),
+                    "reducer": score.reducer,
+                    "name": str(name),
+                    "value": decimal_text(metric.value),
+                    "params": _dump(metric.params) or {},
+                    "scored_samples": score.scored_samples,
+                    "unscored_samples": score.unscored_samples,
+                }
+            )
+    return records
+
+
 def _usage_record(sample_key: str, attempt: int, order: int, event: Any) -> dict[str, Any]:
     usage = event.output.usage if event.output is not None else None
     record: dict[str, Any] = {
@@ -228,6 +253,7 @@ def _usage_record(sample_key: str, attempt: int, order: int, event: Any) -> dict
     }
     for name, field in _USAGE_FIELDS:
         record[name] = getattr(usage, field, None) if usage is not None else None
+    record["reported_cost"] = decimal_text(getattr(usage, "total_cost", None))
     return record
 
 
@@ -281,6 +307,7 @@ def _sample(run: dict[str, Any], sample: Any) -> _Sample:
         {
             "id": f"{key}/{name}",
             "sample": key,
+            "run": run_id,
             "scorer": name,
             "value": _dump(score.value),
             "value_text": _text(score.value) if isinstance(score.value, str) else None,
@@ -320,7 +347,7 @@ def convert(path: Path, arm: str | None = None) -> Converted:
     digest = hashlib.sha256(data).hexdigest()
     run_id = str(log.eval.eval_id)
     run = _run(log, run_id, path.name, digest, arm)
-    converted = Converted([run], [], [], [], [], [])
+    converted = Converted([run], [], [], _metrics(log, run_id), [], [], [])
     for sample in log.samples or []:
         found = _sample(run, sample)
         converted.samples.append(found.record)
@@ -386,7 +413,7 @@ def import_files(
         RulecheckError: exit 2 for the first log that cannot be read, or for two logs of one
             run (the same eval id), which would make every record of it twice.
     """
-    merged = Converted([], [], [], [], [], [])
+    merged = Converted([], [], [], [], [], [], [])
     seen: dict[str, Path] = {}
     for path in logs:
         converted = convert(path, (arms or {}).get(path))

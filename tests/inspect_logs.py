@@ -8,8 +8,9 @@ process, so inspect_ai's logging, registry and warnings stay out of the test pro
 
 The cases are what users produce: retries, sample errors, runs that stop with an error,
 several epochs, several scorers (text, numeric and dict values), a grader model, tool
-calls and tool errors, token, message and time limits, a run of two tasks, and two arms
-(models) on the same samples.
+calls and tool errors, token, message and time limits, a run of two tasks, three arms
+(models) on the same samples, a run cancelled from outside (inspect_ai writes `cancelled`)
+and a results block edited after the run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from inspect_ai import Task
+from inspect_ai import Task, eval_async
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log, write_eval_log
@@ -38,6 +39,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, use_tools
 from inspect_ai.tool import Tool, ToolError, tool
+from inspect_ai.util._display import init_display_type
 
 QUESTIONS = {"q1": (1, 1), "q2": (2, 2), "q3": (3, 3), "q4": (4, 4)}
 EXTRA = {"q5": (5, 5)}  # only the case of an extra sample asks it
@@ -82,6 +84,23 @@ def interrupt_at(sample_id: str) -> Solver:
     return solve
 
 
+_RUNNING: dict[str, anyio.CancelScope] = {}
+
+
+@solver
+def cancel_at(sample_id: str) -> Solver:
+    """Cancels the scope the run was started in at `sample_id`, as a supervisor that stops
+    a run from outside does: inspect_ai then finishes the log with status `cancelled`."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.sample_id == sample_id:
+            _RUNNING["scope"].cancel()
+            await anyio.sleep(30)  # cancelled here, long before it ends
+        return state
+
+    return solve
+
+
 @tool
 def add(slow: bool = False) -> Tool:
     async def execute(a: int, b: int) -> int:
@@ -108,6 +127,7 @@ def _task(
     tools: bool = False,
     slow: bool = False,
     stop_at: str | None = None,
+    cancel: str | None = None,
 ) -> Task:
     dataset = [
         Sample(id=i, input=f"{a}+{b}=?", target=str(a + b)) for i, (a, b) in ALL.items() if i in ids
@@ -115,6 +135,8 @@ def _task(
     solver: Any = [use_tools(add(slow)), generate()] if tools else generate()
     if stop_at is not None:
         solver = [interrupt_at(stop_at), generate()]
+    if cancel is not None:
+        solver = [cancel_at(cancel), generate()]
     return Task(
         dataset=dataset,
         solver=solver,
@@ -238,6 +260,10 @@ def _cases() -> dict[str, dict[str, Any]]:
             "model": "mockllm/cand",
             "answer": _answerer(wrong=frozenset({"q2"}), model="mockllm/cand"),
         },
+        "arm_third": {
+            "model": "mockllm/third",
+            "answer": _answerer(wrong=frozenset({"q1"}), model="mockllm/third"),
+        },
         "arm_cand_missing": {
             "model": "mockllm/cand",
             "task": _task(ids=("q1", "q2", "q3")),
@@ -248,6 +274,8 @@ def _cases() -> dict[str, dict[str, Any]]:
             "task": _task(ids=(*QUESTIONS, *EXTRA)),
             "answer": _answerer(model="mockllm/cand"),
         },
+        # a run cancelled from outside at q3: inspect_ai writes status `cancelled`
+        "cancelled": {"task": _task(cancel="q3"), "sequential": True, "cancelled": True},
         # last: a run stopped by the user, its log left with status `started`
         "interrupted": {"task": _task(stop_at="q3"), "sequential": True},
     }
@@ -261,6 +289,11 @@ def _run_case(name: str, case: dict[str, Any], log_format: str, work: Path, out:
         for role, (grader, grade) in case.get("roles", {}).items()
     }
     log_dir = work / f"{name}-{log_format}"
+    if case.get("cancelled"):
+        anyio.run(_cancelled, case, model, log_dir, log_format)
+        (log_file,) = log_dir.glob(f"*.{log_format}")
+        shutil.move(log_file, out / f"{name}.{log_format}")
+        return
     try:
         logs = _eval(case, model, roles, log_dir, log_format)
     except KeyboardInterrupt:  # the run stopped: its log is as inspect_ai left it
@@ -293,6 +326,35 @@ def _eval(
     )
 
 
+async def _cancelled(case: dict[str, Any], model: Any, log_dir: Path, log_format: str) -> None:
+    """Run the case's task inside a scope that its solver cancels (`cancel_at`)."""
+    init_display_type("none")
+    async with anyio.create_task_group() as group:
+        _RUNNING["scope"] = group.cancel_scope
+
+        async def run() -> None:
+            await eval_async(
+                case["task"],
+                model=model,
+                log_dir=str(log_dir),
+                log_format=log_format,
+                retry_on_error=1,
+                temperature=0.0,
+                max_samples=1,
+            )
+
+        group.start_soon(run)
+
+
+def _tampered_results(source: Path, target: Path) -> None:
+    """The log at `source` with the accuracy of its results block set to 1/2, as an edit
+    after the run leaves it, written by inspect_ai's own writer."""
+    log = read_eval_log(str(source))
+    assert log.results is not None
+    log.results.scores[0].metrics["accuracy"].value = 0.5
+    write_eval_log(log, str(target))
+
+
 def _without_usage(source: Path, target: Path) -> None:
     """The log at `source` with the token count of its first model call removed, as a
     provider that reports none leaves it, written by inspect_ai's own writer."""
@@ -312,6 +374,7 @@ def write_logs(out: Path, only: list[str] | None = None) -> None:
             _run_case(name, case, log_format, work, out)
     if (out / "admitted.eval").exists():
         _without_usage(out / "admitted.eval", out / "no_usage.eval")
+        _tampered_results(out / "admitted.eval", out / "tampered_results.eval")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -7,6 +7,7 @@ of the tests), then imported and checked through the CLI.
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.cli_run import REPO, CliRun
 
@@ -192,8 +194,8 @@ def test_the_import_is_deterministic_and_records_each_logs_sha256(
     _import(second, *reversed(paths))
     names = sorted(p.name for p in first.iterdir())
     assert names == [
-        "rulecheck.yaml", "runs.jsonl", "samples.jsonl", "scores.jsonl", "sources.jsonl",
-        "tools.jsonl", "usage.jsonl",
+        "metrics.jsonl", "rulecheck.yaml", "runs.jsonl", "samples.jsonl", "scores.jsonl",
+        "sources.jsonl", "tools.jsonl", "usage.jsonl",
     ]  # fmt: skip
     for name in names:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
@@ -317,7 +319,9 @@ def test_several_scorers_each_keep_their_value_and_the_pack_reads_the_one_regist
     assert scores[("q2", "closeness")]["value_number"] == "0.5"
     assert scores[("q2", "parts")]["value"] == {"exact": 0, "length": 1}
     assert scores[("q2", "parts")]["value_number"] is scores[("q2", "parts")]["value_text"] is None
-    numeric = _check(tmp_path / "scorers.eval", _pack(tmp_path, scorer='"closeness"'))
+    numeric_pack = _pack(tmp_path, scorer='"closeness"', checked_metric='"mean"')
+    numeric = _check(tmp_path / "scorers.eval", numeric_pack)
+    assert _verdict(numeric) == (0, True, "MEETS_BAR")  # inspect_ai's `mean` agrees
     assert _gate(numeric, "score_met") == [(["arith"], "7/8", True)]  # 1 + 1/2 + 1 + 1, exact
 
 
@@ -341,7 +345,8 @@ def test_a_run_that_stopped_on_an_error_is_refused_with_what_it_holds(
 ) -> None:
     run = _imported_check(logs, tmp_path, case)
     assert _verdict(run) == (1, False, "INVALID")
-    _located(run, "RUN_NOT_COMPLETE", "runs")
+    _located(run, "RUN_ERROR", "runs", "run_without_error")
+    assert "RUN_NOT_COMPLETE" not in _violations(run)  # it finished, on an error
     _located(run, "SAMPLE_ERROR", "samples")
     (record,) = _records(tmp_path / case, "runs")
     assert (record["status"], record["error"]) == (
@@ -358,12 +363,33 @@ def test_an_interrupted_run_is_refused_and_its_missing_samples_named(
     run = _imported_check(logs, tmp_path, "interrupted.eval")
     assert _verdict(run) == (1, False, "INVALID")
     _located(run, "RUN_NOT_COMPLETE", "runs")
+    assert "RUN_ERROR" not in _violations(run)
     missing = _located(run, "SAMPLE_MISSING", "runs")
     assert len(missing) == 2  # q3 and q4 never ran
     assert [s["sample_id"] for s in _records(tmp_path / "interrupted.eval", "samples")] == [
         "q1",
         "q2",
     ]
+
+
+def test_a_run_cancelled_from_outside_is_refused_as_incomplete_not_as_an_error(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _imported_check(logs, tmp_path, "cancelled.eval")
+    assert _verdict(run) == (1, False, "INVALID")
+    (record,) = _records(tmp_path / "cancelled.eval", "runs")
+    assert (record["status"], record["error"]) == ("cancelled", None)  # written by inspect_ai
+    (incomplete,) = _located(run, "RUN_NOT_COMPLETE", "runs", "run_complete")
+    assert incomplete["ids"] == [record["id"]]
+    assert "RUN_ERROR" not in _violations(run)
+    (missing,) = _located(run, "SAMPLE_MISSING", "runs")  # q4 never started
+    assert missing["ids"][-1] == "q4"
+    (stopped,) = _located(run, "SAMPLE_NOT_SCORED_ONCE", "samples")  # q3 was cut short
+    assert stopped["ids"][0].endswith("/q3/1")
+    samples = {s["sample_id"]: s for s in _records(tmp_path / "cancelled.eval", "samples")}
+    assert sorted(samples) == ["q1", "q2", "q3"] and "Cancelled" in samples["q3"]["error"]
+    # the partial results inspect_ai wrote (two samples) still agree with their scores
+    assert "METRIC_MISMATCH" not in _violations(run)
 
 
 @pytest.mark.parametrize(
@@ -485,18 +511,19 @@ def test_two_arms_are_paired_and_the_mean_difference_is_gated_exactly(
     logs: Path, tmp_path: Path
 ) -> None:
     run = _paired(logs, tmp_path, "arm_base", "arm_cand")
-    assert _verdict(run) == (0, True, "MEETS_BAR")
-    assert _gate(run, "difference_met") == [(["arith"], "1/4", True)]  # +1, 0, 0, 0
+    assert _verdict(run) == (0, True, "MEETS_BAR")  # +1, 0, 0, 0
+    assert _gate(run, "difference_met") == [(["arith", "candidate", "baseline"], "1/4", True)]
     pairs = next(t for t in run.data["tables"] if t["name"] == "pairs")
     assert [r["values"][1:] for r in pairs["rows"]] == [
-        ["q1", 1, 0, 1, 1], ["q2", 1, 0, 0, 0], ["q3", 1, 1, 1, 0], ["q4", 1, 1, 1, 0],
+        ["q1", 1, "candidate", 1, "baseline", 0, 1], ["q2", 1, "candidate", 0, "baseline", 0, 0],
+        ["q3", 1, "candidate", 1, "baseline", 1, 0], ["q4", 1, "candidate", 1, "baseline", 1, 0],
     ]  # fmt: skip
     samples = _records(tmp_path / "arm_base-arm_cand", "samples")
     assert {s["arm"] for s in samples} == {"baseline", "candidate"}
     higher = _pack(tmp_path, min_mean_difference='{"arith": 0.5}')
     run = _paired(logs, tmp_path / "higher", "arm_base", "arm_cand", higher)
     assert _verdict(run) == (0, True, "BELOW_BAR")
-    assert _gate(run, "difference_met") == [(["arith"], "1/4", False)]
+    assert _gate(run, "difference_met") == [(["arith", "candidate", "baseline"], "1/4", False)]
 
 
 @pytest.mark.parametrize(
@@ -517,8 +544,8 @@ def test_a_missing_or_extra_pair_is_refused_at_the_sample_without_partner(
 def test_arms_swapped_or_undeclared_are_refused(logs: Path, tmp_path: Path) -> None:
     swapped = _paired(logs, tmp_path, "arm_cand", "arm_base")
     assert _verdict(swapped) == (1, False, "INVALID")
-    assert len(_located(swapped, "WRONG_MODEL", "runs", "arm_model_pinned")) == 2
-    assert len(_located(swapped, "WRONG_MODEL", "usage", "arm_call_model_pinned")) == 8
+    assert len(_located(swapped, "WRONG_MODEL", "runs", "run_model_pinned")) == 2
+    assert len(_located(swapped, "WRONG_MODEL", "usage", "call_model_pinned")) == 8
     bundle = tmp_path / "no_arms"
     logs_without_arms = [str(logs / "arm_base.eval"), str(logs / "arm_cand.eval")]
     imported = CliRun(
@@ -551,3 +578,207 @@ def test_one_log_given_two_arms_is_refused(logs: Path, tmp_path: Path) -> None:
     run = CliRun(["import", "inspect", *arms, "--out", str(tmp_path / "out"), "--format", "json"])
     run.assert_clean()
     _refusal(run, "INSPECT_ARM", log)
+
+
+# ---- more than two arms ------------------------------------------------------------------
+
+THREE_ARMS = {
+    "arm_models": '{"baseline": "mockllm/base", "candidate": "mockllm/cand", '
+    '"third": "mockllm/third"}',
+    "arm_solvers": '{"baseline": "generate", "candidate": "generate", "third": "generate"}',
+}
+
+
+def _three_arms(logs: Path, tmp_path: Path, **constants: str) -> CliRun:
+    bundle = tmp_path / "three"
+    names = {"baseline": "arm_base", "candidate": "arm_cand", "third": "arm_third"}
+    _import(bundle, arms={arm: logs / f"{name}.eval" for arm, name in names.items()})
+    return _check(bundle, _pack(tmp_path, **THREE_ARMS, **constants))
+
+
+def test_every_arm_is_compared_with_the_baseline(logs: Path, tmp_path: Path) -> None:
+    run = _three_arms(logs, tmp_path)
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    assert _gate(run, "difference_met") == [
+        (["arith", "candidate", "baseline"], "1/4", True),  # 1, 0, 1, 1 against 0, 0, 1, 1
+        (["arith", "third", "baseline"], "1/4", True),  # 0, 1, 1, 1
+    ]
+    comparisons = next(t for t in run.data["tables"] if t["name"] == "comparisons")
+    assert [r["values"][:4] for r in comparisons["rows"]] == [
+        ["arith", "candidate", "baseline", 4], ["arith", "third", "baseline", 4],
+    ]  # fmt: skip
+
+
+def test_all_pairs_compares_every_two_arms_and_each_is_gated(logs: Path, tmp_path: Path) -> None:
+    run = _three_arms(logs, tmp_path, comparison='"all_pairs"')
+    assert _verdict(run) == (0, True, "BELOW_BAR")
+    assert _gate(run, "difference_met") == [
+        (["arith", "candidate", "baseline"], "1/4", True),
+        (["arith", "third", "baseline"], "1/4", True),
+        (["arith", "third", "candidate"], 0, False),  # 0, 1, 1, 1 against 1, 0, 1, 1
+    ]
+
+
+def test_an_arm_declared_but_not_imported_is_missing_and_its_pairs_too(
+    logs: Path, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "two"
+    _import(bundle, arms={"baseline": logs / "arm_base.eval", "candidate": logs / "arm_cand.eval"})
+    run = _check(bundle, _pack(tmp_path, **THREE_ARMS))
+    assert _verdict(run) == (1, False, "INVALID")
+    (missing,) = _violations(run)["ARM_MISSING"]
+    assert missing["ids"] == ["third", "arith"]
+    assert len(_located(run, "PAIR_MISSING", "samples")) == 8  # each sample, for `third`
+    unknown = _check(bundle, _pack(tmp_path, baseline_arm='"control"'))
+    assert _verdict(unknown) == (1, False, "INVALID")
+    assert _violations(unknown)["PACK_INCOMPLETE"][0]["rule"] == "arm_pack_complete"
+
+
+def test_each_arm_is_checked_by_the_single_run_rules_themselves(logs: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "shared"
+    arms = {"baseline": logs / "arm_base.eval", "candidate": logs / "sample_error.eval"}
+    _import(bundle, arms=arms)
+    run = _check(bundle, _pack(tmp_path, arm_models=
+        '{"baseline": "mockllm/base", "candidate": "mockllm/model"}'))  # fmt: skip
+    assert _verdict(run) == (1, False, "INVALID")
+    (error,) = _located(run, "SAMPLE_ERROR", "samples", "sample_without_error")
+    assert error["ids"][0].endswith("/q3/1")
+    assert "WRONG_MODEL" not in _violations(run)  # the candidate's model is its arm's
+    single = _imported_check(logs, tmp_path, "sample_error.eval")
+    assert [v["rule"] for v in _violations(single)["SAMPLE_ERROR"]] == ["sample_without_error"]
+
+
+def test_a_run_imported_with_an_arm_is_refused_by_the_single_run_protocol(
+    logs: Path, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "armed"
+    arm = f"--arm=baseline={logs / 'arm_base.eval'}"
+    imported = CliRun(
+        ["import", "inspect", arm, "--protocol", "inspect_eval", "--out", str(bundle)]
+    )
+    assert imported.exit_code == 0, imported.stdout
+    run = _check(bundle)
+    assert _verdict(run) == (1, False, "INVALID")
+    assert len(_located(run, "ARM_UNDECLARED", "runs", "eval_run_without_arm")) == 1
+    assert "WRONG_MODEL" not in _violations(run)  # judged as its arm, refused for having one
+
+
+# ---- inspect_ai's own metrics ------------------------------------------------------------
+
+
+def test_inspect_ais_metrics_are_imported_and_agree_with_the_recomputed_mean(
+    logs: Path, tmp_path: Path
+) -> None:
+    run = _imported_check(logs, tmp_path, "below_bar.eval")
+    metrics = {m["name"]: m for m in _records(tmp_path / "below_bar.eval", "metrics")}
+    assert sorted(metrics) == ["accuracy", "stderr"]
+    accuracy = metrics["accuracy"]
+    assert (accuracy["score"], accuracy["scorer"], accuracy["value"]) == ("match", "match", "0.5")
+    assert (accuracy["scored_samples"], accuracy["unscored_samples"]) == (4, 0)
+    assert decimal.Decimal(metrics["stderr"]["value"]) > 0
+    assert "METRIC_MISMATCH" not in _violations(run) and run.data["verdict"] == "BELOW_BAR"
+
+
+def test_an_edited_results_block_is_refused_at_the_metric(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(logs, tmp_path, "tampered_results.eval")
+    assert _verdict(run) == (1, False, "INVALID")
+    (edited,) = _located(run, "METRIC_MISMATCH", "metrics", "metric_agrees")
+    assert edited["ids"][0].endswith("/match/accuracy")
+    assert _gate(run, "score_met") == [(["arith"], 1, True)]  # the scores say 4 of 4
+
+
+def test_a_run_whose_results_lack_the_checked_metric_is_refused(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(logs, tmp_path, "admitted.eval", _pack(tmp_path, checked_metric='"f1"'))
+    assert _verdict(run) == (1, False, "INVALID")
+    _located(run, "METRIC_NOT_REPORTED", "runs", "metric_reported")
+
+
+# ---- money -------------------------------------------------------------------------------
+
+
+def test_the_cost_of_each_sample_and_the_total_are_exact(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(logs, tmp_path, "admitted.eval")
+    assert _verdict(run) == (0, True, "MEETS_BAR")
+    # each call: 20 input at 3 USD/Mtokens, 3 cache reads at 0.3, 5 output at 15: 135.9 µUSD
+    samples = next(t for t in run.data["tables"] if t["name"] == "samples")
+    assert {r["values"][-1] for r in samples["rows"]} == {"1359/10000000"}
+    (total,) = next(t for t in run.data["tables"] if t["name"] == "cost")["rows"]
+    assert total["values"] == [4, 4, "1359/2500000", "1/20"]  # 0.0005436 USD of 0.05
+
+
+def test_a_cost_ceiling_names_the_crossing_call(logs: Path, tmp_path: Path) -> None:
+    run = _imported_check(
+        logs, tmp_path, "admitted.eval", _pack(tmp_path, max_total_cost="0.0005 USD")
+    )
+    assert _verdict(run) == (1, False, "INVALID")
+    budget = next(b for b in run.data["budgets"] if b["name"] == "total_cost")
+    (crossed,) = [o for o in budget["observations"] if not o["passed"]]
+    calls = sorted(c["id"] for c in _records(tmp_path / "admitted.eval", "usage"))
+    assert crossed["crossing_entry"] == [calls[3]]  # the fourth call: 4 x 135.9 µUSD
+    assert crossed["observed"] == "1359/2500000"
+
+
+def test_a_model_without_a_price_is_refused_never_counted_free(logs: Path, tmp_path: Path) -> None:
+    pack = _pack(tmp_path, model_prices='{"mockllm/model": {"input": 3 USD/Mtokens, '
+                 '"cache_read": 0.3 USD/Mtokens, "cache_write": 3.75 USD/Mtokens, '
+                 '"output": 15 USD/Mtokens, "reasoning": 0 USD/Mtokens}}')  # fmt: skip
+    run = _imported_check(logs, tmp_path, "grader.eval", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    unpriced = _located(run, "PRICE_MISSING", "usage", "call_priced")
+    assert len(unpriced) == 4  # each grader call
+    budget = next(b for b in run.data["budgets"] if b["name"] == "total_cost")
+    assert not budget["passed"]  # its ledger stops at the first unpriced call
+
+
+def test_a_sample_over_its_money_ceiling_names_its_crossing_call(
+    logs: Path, tmp_path: Path
+) -> None:
+    pack = _pack(tmp_path, max_sample_tokens="1_000 tokens", max_sample_cost="0.001 USD")
+    run = _imported_check(logs, tmp_path, "token_overrun.eval", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    budget = next(b for b in run.data["budgets"] if b["name"] == "sample_cost")
+    (crossed,) = [o for o in budget["observations"] if not o["passed"]]
+    assert crossed["ids"][0].endswith("/q4/1")
+    assert crossed["crossing_entry"][0].endswith("/q4/1/1/1")
+    assert crossed["observed"] == "15609/10000000"  # 495 x 3 + 3 x 0.3 + 5 x 15 µUSD
+    assert [b["name"] for b in run.data["budgets"] if not b["passed"]] == ["sample_cost"]
+
+
+def test_each_arm_has_its_own_token_and_money_ceiling(logs: Path, tmp_path: Path) -> None:
+    pack = _pack(tmp_path, max_arm_tokens="99 tokens", max_arm_cost="0.0005 USD")
+    run = _paired(logs, tmp_path, "arm_base", "arm_cand", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    for name, observed in (("arm_tokens", 100), ("arm_cost", "1359/2500000")):
+        budget = next(b for b in run.data["budgets"] if b["name"] == name)
+        crossed = {o["ids"][0]: o for o in budget["observations"] if not o["passed"]}
+        assert sorted(crossed) == ["baseline", "candidate"], name
+        assert {o["observed"] for o in crossed.values()} == {observed}
+        assert all(o["crossing_entry"][0].endswith("/q4/1/1/1") for o in crossed.values())
+
+
+# ---- the pack's case files, on folders imported once ------------------------------------
+
+CASES = PACK / "tests"
+
+
+def test_the_packs_case_files_pass_without_inspect_ai() -> None:
+    written = sum(
+        len(yaml.safe_load(path.read_text(encoding="utf-8"))["cases"])
+        for path in CASES.glob("*.cases.yaml")
+    )
+    run = CliRun(["test", str(CASES)])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
+
+
+def test_the_case_folders_have_the_layout_of_a_fresh_import(logs: Path, tmp_path: Path) -> None:
+    """When the import's layout changes, `python tests/inspect_bundles.py` rewrites them."""
+    fresh = tmp_path / "fresh"
+    _import(fresh, logs / "admitted.eval")
+    for bundle in ("single", "arms"):
+        folder = CASES / bundle
+        assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in fresh.iterdir())
+        for path in fresh.glob("*.jsonl"):
+            kept, now = _records(folder, path.stem), _records(fresh, path.stem)
+            if kept and now:
+                assert sorted(kept[0]) == sorted(now[0]), (bundle, path.name)

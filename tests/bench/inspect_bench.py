@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -86,6 +87,7 @@ def _pack(folder: Path, bundle: Path, count: int) -> Path:
         "pinned_dataset_sha256": f'{{"arith": "{run["dataset_sha256"]}"}}',
         "planned_samples": f'{{"arith": {{{ids}}}}}',
         "max_total_tokens": f"{count * 100} tokens",
+        "max_total_cost": f"{Decimal(count * 2).scaleb(-4)} USD",  # 200 µUSD a sample
         "min_mean_score": '{"arith": 75 %}',
     }
     pack = folder / "pack"
@@ -161,7 +163,9 @@ def section(count: int = 10_000) -> str:
             f"test suite's task, its samples copied under {count:,} new ids, inputs and "
             "targets: running that many samples through inspect_ai would time inspect_ai. "
             "The pack is `rules/inspect/` with the run's dataset hash, sample ids and token "
-            f"ceiling set from a pilot import; the verdict is `{verdict}`. Records imported: "
+            "and cost ceilings set from a pilot import, so every rule runs, the price of each "
+            "call and inspect_ai's reported accuracy against the exact mean included; "
+            f"the verdict is `{verdict}`. Records imported: "
             f"{records}.",
             "",
             *table,
