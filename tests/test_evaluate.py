@@ -293,3 +293,46 @@ def test_yaml_aliases_are_refused_before_they_can_expand(shop: Path) -> None:
         2,
         8,
     )  # the first `*a`
+
+
+LONG_TEXT_RULES = """ruleset r version "1"
+kind event of trace
+  records trace ""
+  key id
+  attr text: text
+metric doubled(e: event) = concat(e.text, e.text)
+"""
+
+
+def test_a_long_metric_text_is_held_only_until_the_next_one_and_stays_right() -> None:
+    """A metric's long text values (a rendered prompt per record) are not all held for the
+    whole evaluation: asked again after another, the value is computed anew, the same."""
+    from engine.check import check_rules
+    from engine.evaluate.compile import Compiler, Context
+    from engine.evaluate.runtime import LONG_TEXT
+    from engine.graph.build import Graph
+    from engine.syntax.parse import parse_text
+
+    checked = check_rules([parse_text(LONG_TEXT_RULES, "r.rules")])
+    assert checked.ok, checked.diagnostics
+    texts = {"a": "x" * LONG_TEXT, "b": "y" * LONG_TEXT, "c": "z"}
+    graph = Graph(
+        {"event": [("event", i) for i in range(len(texts))]},
+        {("event", i): {"id": k, "text": t} for i, (k, t) in enumerate(texts.items())},
+        {},
+        {},
+        {},
+    )
+    ctx = Context(graph)
+    env = {"a": ("event", 0), "b": ("event", 1), "c": ("event", 2)}
+    compiler = Compiler(checked)
+    found = []
+    for name in ("a", "b", "c", "a"):
+        probe = parse_text(
+            f'ruleset q version "1"\nconst probe = doubled({name})\n', "q.rules"
+        ).declarations[0]
+        found.append(compiler.expr(probe.value)(ctx, env))  # type: ignore[union-attr]
+    assert found == [texts["a"] * 2, texts["b"] * 2, "zz", texts["a"] * 2]
+    held = [v for v in ctx.memo.values() if isinstance(v, str) and len(v) > LONG_TEXT]
+    assert held == [texts["a"] * 2]  # the last long text only; the short one is kept too
+    assert "zz" in ctx.memo.values()

@@ -21,6 +21,9 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
 
+# Texts up to this length are shared between the records of a JSON Lines document (IDs,
+# hashes, times, enumerations); longer ones are rarely repeated.
+_SHARED_TEXT = 128
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 # The format of a document derived from a table: its records were computed, not written,
 # so a finding about one is located by its pointer (and ids), never by a line.
@@ -266,14 +269,14 @@ def load_document(name: str, path: Path, kind: str) -> Document:
     records: list[Any] = []
     spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
-    start = 0
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        begin, start = start, start + len(line) + 1
+    shared: dict[str, str] = {}
+    for number, begin, end in _line_spans(raw):
+        line = raw[begin:end]
         if not line.strip():
             continue
         try:
-            records.append(loads_strict(line, file))
-            spans.append((number, begin, begin + len(line)))
+            records.append(_sharing(loads_strict(line, file), shared))
+            spans.append((number, begin, end))
         except RulecheckError as error:
             problems += [
                 Diagnostic(
@@ -286,6 +289,36 @@ def load_document(name: str, path: Path, kind: str) -> Document:
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     return Document(name, file, kind, records, raw, record_lines=RecordLines(raw, spans))
+
+
+def _line_spans(raw: bytes) -> Iterator[tuple[int, int, int]]:
+    """Each line's number, start and end offset in `raw` (a line is cut only when read:
+    a list of every line's bytes would hold the file a second time)."""
+    number, begin = 1, 0
+    while True:
+        end = raw.find(b"\n", begin)
+        if end < 0:
+            yield number, begin, len(raw)
+            return
+        yield number, begin, end
+        number, begin = number + 1, end + 1
+
+
+def _sharing(record: Any, shared: dict[str, str]) -> Any:
+    """`record` with its member names and short text values shared with the document's
+    earlier records. The JSON decoder makes a new string for each, so records of the same
+    shape (every JSON Lines file) would hold each name and each repeated ID or hash once
+    per record: most of such a document's memory."""
+    if record.__class__ is not dict:
+        return record
+    return {
+        shared.setdefault(key, key): (
+            shared.setdefault(value, value)
+            if value.__class__ is str and len(value) <= _SHARED_TEXT
+            else value
+        )
+        for key, value in record.items()
+    }
 
 
 def document_of_files(name: str, pattern: str, kind: str, members: list[Document]) -> Document:

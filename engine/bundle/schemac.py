@@ -126,8 +126,9 @@ class _Generator:
         self.namespace[name] = value
         return name
 
-    def function(self, schema: Any) -> str:
-        """The name of a generated function `f(x, p, E)` checking `schema`."""
+    def function(self, schema: Any, name: str | None = None) -> str:
+        """The name of a generated function `f(x, p, E)` checking `schema` (under `name`
+        when given: a definition's own name, so that it may refer to itself)."""
         if schema is True or schema == {}:
             return "_accept"
         if not isinstance(schema, dict):
@@ -137,7 +138,7 @@ class _Generator:
             raise SchemaCompileError("unsupported keyword(s): " + ", ".join(unknown))
         if "$ref" in schema:
             return self.reference(schema["$ref"])
-        name = f"s{next(self.counter)}"
+        name = name or f"s{next(self.counter)}"
         body = self.body(schema)
         self.sources.append(
             f"def {name}(x, p, E):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
@@ -154,9 +155,12 @@ class _Generator:
                 raise SchemaCompileError(f"`{ref}` names no definition")
             name = f"d{next(self.counter)}"
             self.refs[key] = name
-            self.sources.append(
-                f"def {name}(x, p, E):\n    return {self.function(target)}(x, p, E)\n"
-            )
+            if isinstance(target, dict) and target and "$ref" not in target:
+                self.function(target, name)  # inlined: no call through a wrapper per value
+            else:
+                self.sources.append(
+                    f"def {name}(x, p, E):\n    return {self.function(target)}(x, p, E)\n"
+                )
         return self.refs[key]
 
     def body(self, schema: dict[str, Any]) -> list[str]:
@@ -258,11 +262,12 @@ class _Generator:
         properties: dict[str, Any] = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         known = self.constant(frozenset(properties))
-        if extra is False:
+        if extra is False:  # the keys are walked one by one only when one is unexpected
             checks += [
-                "for k in x:",
-                f"    if k not in {known}:",
-                "        E.append((p, 'additionalProperties', 'unexpected key `%s`' % k))",
+                f"if not {known}.issuperset(x):",
+                "    for k in x:",
+                f"        if k not in {known}:",
+                "            E.append((p, 'additionalProperties', 'unexpected key `%s`' % k))",
             ]
         elif isinstance(extra, dict):
             function = self.function(extra)

@@ -37,7 +37,8 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = 
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
     "coll attr eq member lt le gt ge add sub mul div neg not_ median mean minimum maximum "
-    "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure"
+    "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure "
+    "remember"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
@@ -230,7 +231,7 @@ class Compiler:
                 f"def {function}(ctx{args}):\n    memo = ctx.memo; key = {key}\n"
                 f"    try:\n        return memo[key]\n    except KeyError:\n        pass\n"
                 f"    except TypeError:\n        {_PREAMBLE}\n        return {body}\n"
-                f"    {_PREAMBLE}\n    memo[key] = value = {body}\n    return value\n"
+                f"    {_PREAMBLE}\n    return _remember(memo, {name!r}, key, {body})\n"
             )
         else:  # a metric without parameters is a pure function of the input: compute once
             source = (

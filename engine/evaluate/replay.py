@@ -146,8 +146,10 @@ def _plain(value: Any) -> Any:
 
 def _content(values: dict[str, Any], skip: frozenset[str]) -> Any:
     """What a redelivery repeats: every field of the record but its id, its key field and
-    its order (and the graph's own `@` entries)."""
-    return hashable({k: v for k, v in values.items() if k not in skip and k[:1] != "@"})
+    its order (and the graph's own `@` entries): the record's fields as the node holds
+    them (a declared attribute's value as read), the others as the record has them."""
+    fields = {**values.get("@record", {}), **values}
+    return hashable({k: v for k, v in fields.items() if k not in skip and k[:1] != "@"})
 
 
 def replay(graph: Graph, spec: Machine) -> Replay:

@@ -93,6 +93,25 @@ def _ordered(items: Iterable[Any]) -> list[Any]:
         return sorted(items, key=repr)
 
 
+# A metric's value longer than this many characters is held only until the metric is
+# computed for other arguments: a text per record (a rendered prompt) would otherwise be
+# held for the whole evaluation, while the rules ask for it again only right away.
+LONG_TEXT = 4096
+
+
+def remember(memo: dict[Any, Any], metric: str, key: Any, value: Any) -> Any:
+    """Memoise `value` as metric `metric`'s value for `key`, a long text only until the
+    next long text of the same metric; returns `value`."""
+    if value.__class__ is str and len(value) > LONG_TEXT:
+        slot = ("@long", metric)  # never a metric's key: those start with the metric's name
+        previous = memo.get(slot)
+        if previous is not None:
+            memo.pop(previous, None)
+        memo[slot] = key
+    memo[key] = value
+    return value
+
+
 def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
     """A collection to iterate; maps iterate over their keys; null is an error."""
     if isinstance(value, list | tuple):

@@ -525,6 +525,7 @@ def build_graph(
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
+        fields = _fields(kind)
         for records in kind.records:
             if records.document not in documents:
                 continue
@@ -532,7 +533,13 @@ def build_graph(
             plain = records.document not in builder.unquoted  # no YAML scalar to re-check
             for pointer, record in builder.records(kind, records, document):
                 node: NodeKey = (kind.name, len(keys))
-                values = dict(record)
+                # what the rules can read; a record with members no rule reads is not
+                # copied whole (it stays in its document, and in `@record`)
+                values = (
+                    dict(record)
+                    if len(record) <= len(fields)
+                    else {name: record[name] for name in fields if name in record}
+                )
                 node_id = values.get(kind.key) if kind.key else None
                 for attr in kind.attrs:
                     value = values.get(attr.name)
@@ -547,6 +554,7 @@ def build_graph(
                 values["id"] = node_id
                 values["@document"] = records.document
                 values["@pointer"] = pointer
+                values["@record"] = record  # the whole record, shared, not copied
                 if kind.within is not None:
                     containers[node] = (records.document, _container(records.pointer, pointer))
                 attrs[node] = values
@@ -574,6 +582,15 @@ def build_graph(
                 outgoing[(node, label)] = reached
     _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
     return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
+
+
+def _fields(kind: KindSpec) -> tuple[str, ...]:
+    """The members of a record that a node of `kind` holds: its attributes, its key and
+    its edges' fields (the checker refuses a rule that reads any other)."""
+    names = [attr.name for attr in kind.attrs] + [label for label, _ in kind.edges]
+    if kind.key is not None:
+        names.append(kind.key)
+    return tuple(dict.fromkeys(names))
 
 
 def _container(declared: str, found: str) -> str:
