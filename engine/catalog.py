@@ -347,6 +347,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
         (
             ("ATTR_TYPE", "a value does not have its attribute's declared type (never coerced)"),
             (
+                "KEY_INVALID",
+                "a record lacks its kind's `key` member, or holds something other than text "
+                "there: it would be a node no edge or id lookup finds",
+            ),
+            (
                 "RECORDS_NOT_FOUND",
                 "a `records` pointer finds nothing in a document (declare "
                 "it `optional` if that is allowed)",

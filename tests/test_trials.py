@@ -521,10 +521,14 @@ def test_any_value_in_any_field_is_judged_never_a_crash(data: st.DataObject) -> 
     with tempfile.TemporaryDirectory() as folder:
         report = run("trials", write(Path(folder), documents))
     assert report["exit_code"] in (0, 1)
-    # A value of another type than declared refuses the input (an attribute, or the list
+    # A value of another type than declared refuses the input (an attribute, a key, or the list
     # a kind's records are read from, such as `concurrent_actions`); a crash would be an
     # INTERNAL_ERROR diagnostic.
-    assert {d["code"] for d in report.get("diagnostics", [])} <= {"ATTR_TYPE", "RECORDS_TYPE"}
+    assert {d["code"] for d in report.get("diagnostics", [])} <= {
+        "ATTR_TYPE",
+        "RECORDS_TYPE",
+        "KEY_INVALID",
+    }
 
 
 # ---- arm discipline: each arm keeps its shape; one seed per trial, one image per set -------

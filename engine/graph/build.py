@@ -324,6 +324,19 @@ class _Builder:
         location = Location(document, pointer=pointer)
         self.problems.append(Diagnostic(code, message, location, hint=hint, ids=ids))
 
+    def bad_key(self, kind: KindSpec, value: Any, document: str, pointer: str) -> None:
+        """A record whose `key` member is absent or not text: its node would have no id
+        (found by nothing), or a number an id written as text never matches."""
+        key = kind.key
+        assert key is not None
+        typed = any(attr.name == key for attr in kind.attrs)
+        if value is None:
+            message = f"a record of kind `{kind.name}` has no key `{key}`"
+            self.problem("KEY_INVALID", message, document, pointer)
+        elif not typed:  # a typed key's wrong type is already its ATTR_TYPE
+            message = f"the key `{key}` of kind `{kind.name}` must be text, found {describe(value)}"
+            self.problem("KEY_INVALID", message, document, f"{pointer}/{escape_token(key)}")
+
     def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[tuple[str, Any]]:
         """The records a pointer finds, by pointer; every problem with them reported.
 
@@ -541,6 +554,8 @@ def build_graph(
                     else {name: record[name] for name in fields if name in record}
                 )
                 node_id = values.get(kind.key) if kind.key else None
+                if kind.key and node_id.__class__ is not str:
+                    builder.bad_key(kind, node_id, records.document, pointer)
                 for attr in kind.attrs:
                     value = values.get(attr.name)
                     if value is None or (plain and value.__class__ in attr.plain_types):
