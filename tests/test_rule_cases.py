@@ -73,10 +73,12 @@ def test_the_shipped_trial_set_cases_pass() -> None:
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
 
 
-def test_the_distribution_cases_pass() -> None:
-    """Quartiles and `unavailable`, worked by hand in tests/data/distributions."""
-    folder = ROOT / "tests" / "data" / "distributions"
-    written = len(yaml.safe_load((folder / "distributions.cases.yaml").read_text())["cases"])
+@pytest.mark.parametrize("name", ["distributions", "shadowing"])
+def test_the_language_cases_pass(name: str) -> None:
+    """Quartiles and `unavailable` (worked by hand), and bound variables shadowing
+    declarations, in tests/data/NAME."""
+    folder = ROOT / "tests" / "data" / name
+    written = len(yaml.safe_load((folder / f"{name}.cases.yaml").read_text())["cases"])
     run = CliRun(["test", str(folder)])
     assert run.exit_code == 0, run.stdout
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
