@@ -117,6 +117,17 @@ def test_a_table_column_the_table_lacks_never_matches(tmp_path: Path) -> None:
     assert '+ observed [{"group": "two", "mean": "(no such column)"}]' in run.stdout
 
 
+def test_a_table_count_fails_on_a_row_that_should_not_be_there(tmp_path: Path) -> None:
+    wanted = {"distribution": {"count": 5, "rows": [{"group": "two", "median": "3/2"}]}}
+    run = CliRun(["test", str(_distribution_case(tmp_path, wanted))])
+    assert run.exit_code == 1
+    assert run.stdout.splitlines()[1:4] == [
+        "  tables.distribution.count",
+        "    - expected 5",
+        "    + observed 6",
+    ]
+
+
 def test_an_unknown_table_name_is_a_located_usage_error(tmp_path: Path) -> None:
     run = CliRun(["test", str(_distribution_case(tmp_path, {"distributions": [{"n": 1}]}))])
     assert run.exit_code == 2
