@@ -313,8 +313,9 @@ def _write_output(path: Path, text: str) -> None:
         raise unwritable(str(path), error.strerror or type(error).__name__) from None
 
 
-def _echo(text: str, output_format: str, data: Any) -> None:
-    click.echo(to_json(data) if output_format == "json" else text, nl=False)
+def _echo(text: str, output_format: str, data: Any, out: Path | None = None) -> None:
+    """The text, or the JSON data, to stdout (or to `--out` when given)."""
+    _deliver(to_json(data) if output_format == "json" else text, out)
 
 
 def _progress(label: str, quiet: bool) -> Any:
@@ -391,14 +392,16 @@ def lint(
 @main.command("hash")
 @paths_argument
 @format_option
+@out_option
 @command
-def hash_command(paths: tuple[Path, ...], output_format: str) -> int:
+def hash_command(paths: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print `<sha256>  <kind>  <name>` per declaration and the ruleset hash."""
     from engine.report.rules_report import hash_json, hash_lines
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(paths))
     hashed = load_ruleset(_default_paths(paths)).hashed
-    _echo(hash_lines(hashed), output_format, hash_json(hashed))
+    _echo(hash_lines(hashed), output_format, hash_json(hashed), out)
     return 0
 
 
@@ -429,14 +432,16 @@ def freeze(paths: tuple[Path, ...], out: Path, output_format: str) -> int:
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @format_option
+@out_option
 @command
-def diff(old: Path, new: Path, output_format: str) -> int:
+def diff(old: Path, new: Path, output_format: str, out: Path | None) -> int:
     """Compare two rulesets (each a rule file, a folder or a lock); exit 0 only if identical."""
     from engine.freeze.diff import diff_sides, load_side
     from engine.report.rules_report import diff_json, diff_text
 
+    _refuse_output_over_inputs(out, [], files=[old, new])
     result = diff_sides(load_side(old), load_side(new))
-    _echo(diff_text(result), output_format, diff_json(result))
+    _echo(diff_text(result), output_format, diff_json(result), out)
     return int(ExitCode.OK if result.identical else ExitCode.REFUSED)
 
 
@@ -596,13 +601,15 @@ def controls(table: Path, output_format: str, out: Path | None, reading: Reading
 @click.argument("name")
 @rules_option
 @format_option
+@out_option
 @command
-def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
+def show(name: str, rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print one declaration, its hash and its source note."""
     from engine.check.symbols import did_you_mean
     from engine.report.rules_report import show_json, show_text
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     ruleset = load_ruleset(_default_paths(rules))
     declarations = ruleset.hashed.by_name()
     if name not in declarations:
@@ -611,20 +618,22 @@ def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
         raise RulecheckError([Diagnostic("UNKNOWN_NAME", message)], ExitCode.USAGE)
     uses = sorted(ruleset.checked.infos[name].references)
     item = declarations[name]
-    _echo(show_text(item, uses), output_format, show_json(item, uses))
+    _echo(show_text(item, uses), output_format, show_json(item, uses), out)
     return 0
 
 
 @main.command()
 @rules_option
 @format_option
+@out_option
 @command
-def inventory(rules: tuple[Path, ...], output_format: str) -> int:
+def inventory(rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print the runtime, every dependency version and the hashes of grammar, rules and schemas."""
     from engine.inventory import collect_inventory, inventory_text
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     data = collect_inventory(_default_paths(rules))
-    _echo(inventory_text(data), output_format, data)
+    _echo(inventory_text(data), output_format, data, out)
     return 0
 
 
@@ -1394,19 +1403,21 @@ def order(seed: str, items: tuple[str, ...], label: str, output_format: str) -> 
 @main.command()
 @rules_option
 @report_format_option
+@out_option
 @command
-def codes(rules: tuple[Path, ...], output_format: str) -> int:
+def codes(rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """List every diagnostic code rulecheck reports, and the reject codes the rules declare."""
     from engine.catalog import CATALOG, catalog_markdown
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     ruleset = load_ruleset(_default_paths(rules))
     declared = sorted(
         (name, decl.message, Path(decl.name.span.file).name)
         for name, decl in ruleset.checked.symbols.codes.items()
     )
     if output_format == "markdown":
-        click.echo(catalog_markdown(declared), nl=False)
+        _deliver(catalog_markdown(declared), out)
         return 0
     entries = [
         {"code": e.code, "severity": e.severity, "stage": e.stage, "meaning": e.meaning}
@@ -1418,5 +1429,5 @@ def codes(rules: tuple[Path, ...], output_format: str) -> int:
     }
     text = "".join(f"{e.code:34} {e.severity:8} {e.stage:14} {e.meaning}\n" for e in CATALOG)
     text += "".join(f"{c:34} reject   {f:14} {m}\n" for c, m, f in declared)
-    _echo(text, output_format, data)
+    _echo(text, output_format, data, out)
     return 0
