@@ -20,7 +20,7 @@ CAMPAIGN = ["check", str(REPO / "controls" / "campaign")]
 PROTOCOL = REPO / "tests" / "data" / "protocol"
 REFUSED = ["check", str(PROTOCOL / "refused"), "--rules", str(PROTOCOL / "eval.rules")]
 SUMMARY = REPO / "tests" / "data" / "html"
-FIGURES = ("plot", "ledger", "box", "distribution")
+FIGURES = ("plot", "single", "ledger", "box", "distribution")
 
 
 class Page(HTMLParser):
@@ -127,6 +127,17 @@ def test_a_gate_whose_column_has_no_sibling_is_plotted_alone(campaign_page: str)
         figure = _figure(campaign_page, f"plot-{name}")
         assert "each binding's observed value &lt;= the bound" in figure
         assert "side by side" not in figure
+
+
+def test_gates_and_budgets_of_one_binding_share_a_plot_of_observed_over_bound(
+    campaign_page: str,
+) -> None:
+    # seed 000's aggregate cost and time ratios against 1.10, beside the campaign totals
+    figure = _figure(campaign_page, "single-comparisons")
+    assert "aggregate_cost_ratio_bound: 1.0525 &lt;= 1.1000" in figure
+    assert "aggregate_time_ratio_bound: 1.0475 &lt;= 1.1000" in figure
+    assert "campaign_reference_cost: 11.9925 USD &lt;= 30 USD" in figure
+    assert "0 of 13 fail" in figure
 
 
 def test_the_json_report_carries_each_budget_ledger_running_total() -> None:

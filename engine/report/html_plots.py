@@ -330,3 +330,32 @@ def box_plot(
         axes.set_title(f"{table['name']}: {metric or 'value'} per group", fontsize=10)
         axes.grid(axis="y", linewidth=0.3)
         return svg(figure)
+
+
+@dataclass(frozen=True)
+class Single:
+    """A gate or budget with one binding compared against a bound: its label (name, values
+    and units as the report words them), observed over bound, whether it held."""
+
+    label: str
+    ratio: float
+    held: bool
+
+
+def single_plot(figure_class: Any, singles: Sequence[Single]) -> str:
+    """Each single comparison as its observed value over its bound (1 is the bound), so
+    rules of every unit share one axis: aggregate ratios, campaign totals, rates."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        figure = figure_class(figsize=(9, 0.8 + 0.28 * len(singles)), layout="constrained")
+        axes = figure.subplots()
+        ys = list(range(len(singles)))[::-1]
+        colours = [PASS_COLOUR if s.held else FAIL_COLOUR for s in singles]
+        axes.barh(ys, [s.ratio for s in singles], color=colours, height=0.6, zorder=2)
+        axes.axvline(1.0, color=BOUND_COLOUR, linewidth=1.4, linestyle="--", zorder=3)
+        axes.set_yticks(ys, [s.label for s in singles], fontsize=7)
+        axes.set_xlabel("observed / bound (the dashed line is the bound)", fontsize=8)
+        axes.set_title("gates and budgets with one binding against their bounds", fontsize=10)
+        axes.grid(axis="x", linewidth=0.3)
+        return svg(figure)

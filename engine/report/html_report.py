@@ -1,9 +1,13 @@
 """`--format html`: one self-contained page (no network, no script) from the same data the
-JSON report holds: the decision and the scorecards first, then a plot of every gate and
-budget with several bindings against its bound, then violations, every rule and the inputs.
+JSON report holds: the decision and the scorecards first, then the plots (every gate and
+budget with several bindings against its bound, beside the sibling columns of the report
+table it reads when there is one; the single comparisons as observed over bound; each
+budget's ledger against its ceiling; tables of summary statistics as box plots; tables
+grouped by their first column per group), then violations, every rule and the inputs.
 
 The page is a Jinja2 template (engine/report/templates/); the plots are SVG drawn by
-matplotlib and inlined. Both are optional dependencies: `pip install rulecheck[html]`.
+matplotlib (engine/report/html_plots.py) and inlined. Both are optional dependencies:
+`pip install rulecheck[html]`.
 """
 
 from __future__ import annotations
@@ -193,6 +197,35 @@ def _boxes(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _singles(
+    figure_class: Any, rules: list[Mapping[str, Any]], units: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """One plot of every gate and budget that compares a single binding with a nonzero
+    bound by `<`, `<=`, `>` or `>=`; those against a bound of 0 or below (where observed
+    over bound says nothing, or the opposite) are named, not drawn."""
+    singles, zero = [], []
+    for rule in rules:
+        bindings = _measured(rule)
+        op = next((o["op"] for o in rule["observations"] if o.get("op")), "")
+        if len(bindings) != 1 or op not in ("<", "<=", ">", ">="):
+            continue
+        _, observed, bound, held = bindings[0]
+        if bound <= 0:
+            zero.append(rule["name"])
+            continue
+        unit = units.get(rule["name"])
+        label = f"{rule['name']}: {_shown(observed, unit)} {op} {_shown(bound, unit)}"
+        singles.append(plots.Single(label, float(observed / bound), held))
+    if not singles:
+        return None
+    return {
+        "count": len(singles),
+        "failing": sum(not s.held for s in singles),
+        "zero": zero,
+        "svg": plots.single_plot(figure_class, singles),
+    }
+
+
 def _rule_row(rule: Mapping[str, Any], unit: str | None, vacuous: set[str]) -> dict[str, Any]:
     bindings = _measured(rule)
     failing = [b for b in bindings if not b[3]]
@@ -295,6 +328,7 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
             for t in data["tables"]
         ],
         "plots": drawn,
+        "singles": _singles(figure_class, rules, units),
         "ledgers": _ledgers(figure_class, data["budgets"], units),
         "distributions": [d for t in data["tables"] for d in _distributions(figure_class, t)],
         "boxes": [b for t in data["tables"] for b in _boxes(figure_class, t)],
