@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -100,7 +100,8 @@ verbose_option = click.option(
     "--verbose",
     "-v",
     is_flag=True,
-    help="Text and markdown: every input, rule, report table and decision after the first screen.",
+    help="Text and markdown: the long report after its first screen (what it adds is in the "
+    "command's help).",
 )
 exact_option = click.option(
     "--exact", is_flag=True, help="Text and markdown: exact fractions beside rounded values."
@@ -109,6 +110,65 @@ exact_option = click.option(
 quiet_option = click.option(
     "--quiet", "-q", is_flag=True, help="No progress bar on stderr (drawn only on a terminal)."
 )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a report is read (`--verbose`, `--exact`) and whether a progress bar is drawn
+    (`--quiet` never draws one)."""
+
+    verbose: bool = False
+    exact: bool = False
+    quiet: bool = False
+
+
+Decorator = Callable[[Callable[..., None]], Callable[..., None]]
+
+
+@overload
+def reading_options(func: Callable[..., None]) -> Callable[..., None]: ...
+
+
+@overload
+def reading_options(
+    func: None = None, *, verbose: bool = True, exact: bool = True, quiet: bool = True
+) -> Decorator: ...
+
+
+def reading_options(
+    func: Callable[..., None] | None = None,
+    *,
+    verbose: bool = True,
+    exact: bool = True,
+    quiet: bool = True,
+) -> Callable[..., None] | Decorator:
+    """`--verbose`, `--exact` and `--quiet`, the same on every command that writes a
+    report, handed to the command as one `reading` argument. A command is given only the
+    flags that change its report (`@reading_options(exact=False)` where it shows no
+    rounded number): a flag that did nothing would be a silent pass."""
+    flags = [
+        (name, option)
+        for name, option, wanted in (
+            ("verbose", verbose_option, verbose),
+            ("exact", exact_option, exact),
+            ("quiet", quiet_option, quiet),
+        )
+        if wanted
+    ]
+
+    def decorate(command_func: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(command_func)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            given = {name: bool(kwargs.pop(name, False)) for name, _ in flags}
+            command_func(*args, reading=Reading(**given), **kwargs)
+
+        decorated: Callable[..., None] = wrapper
+        for _, option in reversed(flags):
+            decorated = option(decorated)
+        return decorated
+
+    return decorate(func) if func is not None else decorate
+
 
 paths_argument = click.argument(
     "paths", nargs=-1, type=click.Path(path_type=Path, dir_okay=True, file_okay=True)
@@ -253,8 +313,9 @@ def _write_output(path: Path, text: str) -> None:
         raise unwritable(str(path), error.strerror or type(error).__name__) from None
 
 
-def _echo(text: str, output_format: str, data: Any) -> None:
-    click.echo(to_json(data) if output_format == "json" else text, nl=False)
+def _echo(text: str, output_format: str, data: Any, out: Path | None = None) -> None:
+    """The text, or the JSON data, to stdout (or to `--out` when given)."""
+    _deliver(to_json(data) if output_format == "json" else text, out)
 
 
 def _progress(label: str, quiet: bool) -> Any:
@@ -283,9 +344,14 @@ def main() -> None:
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
 @judged_format_option
 @out_option
+@reading_options(exact=False, quiet=False)
 @command
-def lint(paths: tuple[Path, ...], strict: bool, output_format: str, out: Path | None) -> int:
-    """Parse and statically check rule files (default: the shipped rules)."""
+def lint(
+    paths: tuple[Path, ...], strict: bool, output_format: str, out: Path | None, reading: Reading
+) -> int:
+    """Parse and statically check rule files (default: the shipped rules). `--verbose`:
+    each file checked, its ruleset name and how many declarations it holds, before the
+    summary."""
     from engine.ruleset import lint_paths
 
     _refuse_output_over_inputs(out, _default_paths(paths))
@@ -311,21 +377,31 @@ def lint(paths: tuple[Path, ...], strict: bool, output_format: str, out: Path | 
     else:
         if diagnostics:
             click.echo(render_all_text(diagnostics) + "\n", err=True)
-        _deliver(summary + "\n", out)
+        listed = (
+            "".join(
+                f"{f.path}: ruleset {f.name.text}, {_count(len(f.declarations), 'declaration')}\n"
+                for f in checked.files
+            )
+            if reading.verbose
+            else ""
+        )
+        _deliver(listed + summary + "\n", out)
     return int(ExitCode.REFUSED if errors else ExitCode.OK)
 
 
 @main.command("hash")
 @paths_argument
 @format_option
+@out_option
 @command
-def hash_command(paths: tuple[Path, ...], output_format: str) -> int:
+def hash_command(paths: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print `<sha256>  <kind>  <name>` per declaration and the ruleset hash."""
     from engine.report.rules_report import hash_json, hash_lines
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(paths))
     hashed = load_ruleset(_default_paths(paths)).hashed
-    _echo(hash_lines(hashed), output_format, hash_json(hashed))
+    _echo(hash_lines(hashed), output_format, hash_json(hashed), out)
     return 0
 
 
@@ -356,14 +432,16 @@ def freeze(paths: tuple[Path, ...], out: Path, output_format: str) -> int:
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @format_option
+@out_option
 @command
-def diff(old: Path, new: Path, output_format: str) -> int:
+def diff(old: Path, new: Path, output_format: str, out: Path | None) -> int:
     """Compare two rulesets (each a rule file, a folder or a lock); exit 0 only if identical."""
     from engine.freeze.diff import diff_sides, load_side
     from engine.report.rules_report import diff_json, diff_text
 
+    _refuse_output_over_inputs(out, [], files=[old, new])
     result = diff_sides(load_side(old), load_side(new))
-    _echo(diff_text(result), output_format, diff_json(result))
+    _echo(diff_text(result), output_format, diff_json(result), out)
     return int(ExitCode.OK if result.identical else ExitCode.REFUSED)
 
 
@@ -442,6 +520,7 @@ def _unified_diff(name: str, before: str, after: str) -> str:
 @lock_option
 @judged_format_option
 @out_option
+@reading_options(exact=False)
 @command
 def test_command(
     paths: tuple[Path, ...],
@@ -450,10 +529,13 @@ def test_command(
     lock: Path | None,
     output_format: str,
     out: Path | None,
+    reading: Reading,
 ) -> int:
     """Run the rule test cases of PATHS (`*.cases.yaml` files, or folders searched for
     them; default: the current folder): each case through `check` or `evaluate`, one line
-    per case, a diff for each failure, `N passed, N failed` last (docs/testing.md)."""
+    per case, a diff for each failure, `N passed, N failed` last (docs/testing.md).
+    `--verbose`: under each case, what its run observed (verdict, decision rows, the
+    rules by outcome)."""
     from engine.cases.files import case_paths, read_case_files
     from engine.cases.suite import coverage, load_groups, run_suite
     from engine.freeze.diff import refuse_unlocked
@@ -464,9 +546,10 @@ def test_command(
     files = read_case_files(found)
     refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
     groups = load_groups(files, refuse)
-    mutations = run_suite(groups, mutate) if mutate else None
-    if mutations is None:
-        run_suite(groups)
+    with _progress("cases run:", reading.quiet):
+        mutations = run_suite(groups, mutate) if mutate else None
+        if mutations is None:
+            run_suite(groups)
     coverages = [coverage(group) for group in groups] if with_coverage else None
     data = cases_json(groups, coverages, mutations)
     if output_format in CI_FORMATS:
@@ -476,7 +559,7 @@ def test_command(
     elif output_format == "json":
         _deliver(to_json(data), out)
     else:
-        _deliver(cases_text(groups, coverages, mutations), out)
+        _deliver(cases_text(groups, coverages, mutations, reading.verbose), out)
     _passed, failed = counts([r for group in groups for r in group.results])
     survived = any(m.surviving for found in mutations or [] for m in found)
     return int(ExitCode.REFUSED if failed or survived else ExitCode.OK)
@@ -490,8 +573,10 @@ def test_command(
     default=Path("controls") / "evaluator" / "expected.yaml",
 )
 @report_format_option
+@out_option
+@reading_options(verbose=False, exact=False)
 @command
-def controls(table: Path, output_format: str) -> int:
+def controls(table: Path, output_format: str, out: Path | None, reading: Reading) -> int:
     """Run an expected-result table of controls and mutations (default:
     controls/evaluator/expected.yaml): each control's and mutation's cases through the
     public path of `rulecheck test`, one row per control, the mutation-to-owning-control
@@ -500,12 +585,14 @@ def controls(table: Path, output_format: str) -> int:
     from engine.cases.suite import load_groups, run_suite
     from engine.report.controls_report import controls_json, controls_markdown, controls_text
 
+    _refuse_output_over_inputs(out, [], files=[table])
     found = read_control_table(table)
     groups = load_groups(list(found.case_files))
-    run_suite(groups)
+    with _progress("cases run:", reading.quiet):
+        run_suite(groups)
     rows = control_rows(found, groups)
     text = (controls_markdown if output_format == "markdown" else controls_text)(found, rows)
-    _echo(text, output_format, controls_json(found, rows))
+    _deliver(to_json(controls_json(found, rows)) if output_format == "json" else text, out)
     _passed, failed = row_counts(rows)
     return int(ExitCode.REFUSED if failed else ExitCode.OK)
 
@@ -514,13 +601,15 @@ def controls(table: Path, output_format: str) -> int:
 @click.argument("name")
 @rules_option
 @format_option
+@out_option
 @command
-def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
+def show(name: str, rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print one declaration, its hash and its source note."""
     from engine.check.symbols import did_you_mean
     from engine.report.rules_report import show_json, show_text
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     ruleset = load_ruleset(_default_paths(rules))
     declarations = ruleset.hashed.by_name()
     if name not in declarations:
@@ -529,20 +618,22 @@ def show(name: str, rules: tuple[Path, ...], output_format: str) -> int:
         raise RulecheckError([Diagnostic("UNKNOWN_NAME", message)], ExitCode.USAGE)
     uses = sorted(ruleset.checked.infos[name].references)
     item = declarations[name]
-    _echo(show_text(item, uses), output_format, show_json(item, uses))
+    _echo(show_text(item, uses), output_format, show_json(item, uses), out)
     return 0
 
 
 @main.command()
 @rules_option
 @format_option
+@out_option
 @command
-def inventory(rules: tuple[Path, ...], output_format: str) -> int:
+def inventory(rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """Print the runtime, every dependency version and the hashes of grammar, rules and schemas."""
     from engine.inventory import collect_inventory, inventory_text
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     data = collect_inventory(_default_paths(rules))
-    _echo(inventory_text(data), output_format, data)
+    _echo(inventory_text(data), output_format, data, out)
     return 0
 
 
@@ -610,18 +701,19 @@ def answer(
 @click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
 @rules_option
 @format_option
-@quiet_option
 @out_option
+@reading_options(exact=False)
 @command
 def answers(
     index: Path,
     jobs: int,
     rules: tuple[Path, ...],
     output_format: str,
-    quiet: bool,
     out: Path | None,
+    reading: Reading,
 ) -> int:
-    """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source])."""
+    """Check every answer of an index (JSON Lines of answer, packet, role[, draft, source]).
+    The report lists each answer with findings; `--verbose`, every answer."""
     from engine.evaluate.batch import FilesRunner, read_index, run_jobs
     from engine.progress import advance
     from engine.report.answer_report import answer_json, answer_text
@@ -635,14 +727,17 @@ def answers(
     failed: list[dict[str, Any]] = []
     findings: list[str] = []  # kept for --out; streamed to stdout otherwise
     results = run_jobs(runner, read_index(index, ANSWER_ALIAS), rule_paths, jobs)
-    with _progress("answers checked:", quiet):
+    with _progress("answers checked:", reading.quiet):
         for result in results:
             total += 1
             advance(total, None)
             if result.outcome.passed:
                 passed += 1
-            elif output_format == "json":
-                failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
+            if result.outcome.passed and not reading.verbose:
+                continue
+            if output_format == "json":
+                if not result.outcome.passed:  # the JSON report lists every answer's count
+                    failed.append(answer_json(ANSWER_ALIAS, result, ruleset_hash, schema_sha256))
             elif out is not None:
                 findings.append(answer_text(ANSWER_ALIAS, result, ruleset_hash))
             else:
@@ -710,14 +805,6 @@ def _judged_text(output_format: str, data: dict[str, Any], program: Any) -> str:
     return _ci_text(output_format, program_report(_suite(), data, program))
 
 
-@dataclass(frozen=True)
-class _Reading:
-    """How a text or markdown report is shown (`--verbose`, `--exact`)."""
-
-    verbose: bool = False
-    exact: bool = False
-
-
 def _units(program: Any) -> dict[str, str]:
     from engine.report.summary import rule_units
 
@@ -730,7 +817,7 @@ def _protocol_run(
     protocol: Any,
     output_format: str,
     strict: bool,
-    reading: _Reading = _Reading(),
+    reading: Reading = Reading(),
 ) -> tuple[str, int]:
     """The report of a protocol bundle and its exit code."""
     from engine.evaluate.protocol import evaluate_protocol, reported_tables
@@ -749,7 +836,7 @@ def _protocol_report(
     program: Any,
     output_format: str,
     strict: bool,
-    reading: _Reading,
+    reading: Reading,
 ) -> str:
     """A protocol result in the format asked for; `data` is its JSON report."""
     from engine.report.protocol_report import protocol_text
@@ -779,9 +866,16 @@ def _protocol_report(
 @rules_option
 @format_option
 @protocol_option
+@out_option
+@reading_options(verbose=False, exact=False)
 @command
 def conformance(
-    traces: tuple[Path, ...], rules: tuple[Path, ...], output_format: str, protocol_name: str | None
+    traces: tuple[Path, ...],
+    rules: tuple[Path, ...],
+    output_format: str,
+    protocol_name: str | None,
+    out: Path | None,
+    reading: Reading,
 ) -> int:
     """Check controller traces against the rules' conformance protocol: exit 0 when each
     conforms, 1 naming, for each finding, the rule, its suite (the rule's source note) and
@@ -789,6 +883,7 @@ def conformance(
     a folder of fixture traces with an `expected.yaml`, each checked against its
     expectation, ending with `N passed, N failed`; a file stands for the folder holding
     it. The report carries its own sha256."""
+    from engine.progress import advance
     from engine.report.conformance_report import (
         EXPECTED,
         check_fixtures,
@@ -797,24 +892,33 @@ def conformance(
         trace_text,
     )
 
+    folders = [given.parent if given.is_file() else given for given in traces]
+    _refuse_output_over_inputs(out, _default_paths(rules), files=list(traces))
+    for folder in folders:
+        _refuse_output_over_inputs(out, [], folder)
     program = _program(rules)
     reports: list[dict[str, Any]] = []
+    texts: list[str] = []
     ok = True
-    for given in traces:
-        path = given.parent if given.is_file() else given  # a trace file: its bundle folder
-        if (path / EXPECTED).is_file():
-            report = check_fixtures(program, path, protocol_name)
-            ok = ok and all(result["passed"] for result in report["report"]["results"])
-            text = fixtures_text(report)
-        else:
-            report = check_trace(program, path, protocol_name)
-            ok = ok and report["report"]["conforms"]
-            text = trace_text(report)
-        reports.append(report)
-        if output_format == "text":
-            click.echo(text, nl=False)
+    with _progress("traces checked:", reading.quiet):
+        for done, path in enumerate(folders, start=1):  # a trace file: its bundle folder
+            if (path / EXPECTED).is_file():
+                report = check_fixtures(program, path, protocol_name)
+                ok = ok and all(result["passed"] for result in report["report"]["results"])
+                text = fixtures_text(report)
+            else:
+                report = check_trace(program, path, protocol_name)
+                ok = ok and report["report"]["conforms"]
+                text = trace_text(report)
+            reports.append(report)
+            if output_format == "text" and out is None:
+                click.echo(text, nl=False)  # streamed: a long suite shows as it goes
+            texts.append(text)
+            advance(done, len(folders))
     if output_format == "json":
-        click.echo(to_json({"reports": reports, "passed": ok}), nl=False)
+        _deliver(to_json({"reports": reports, "passed": ok}), out)
+    elif out is not None:
+        _deliver("".join(texts), out)
     return int(ExitCode.OK if ok else ExitCode.REFUSED)
 
 
@@ -826,9 +930,7 @@ def conformance(
 @strict_option
 @protocol_option
 @lock_option
-@verbose_option
-@exact_option
-@quiet_option
+@reading_options
 @click.option(
     "--receipt",
     "receipt",
@@ -844,21 +946,19 @@ def check(
     strict: bool,
     protocol_name: str | None,
     lock: Path | None,
-    verbose: bool,
-    exact: bool,
-    quiet: bool,
     receipt: Path | None,
+    reading: Reading,
 ) -> int:
     """Check a bundle against a protocol of the rules: its documents, every rule of its
     graph, the admission gate, the verdict and the report tables.
 
     The protocol is `--protocol`, else the one the bundle's `rulecheck.yaml` names, else
-    the one protocol whose files the bundle holds.
+    the one protocol whose files the bundle holds. `--verbose`: every input, rule, report
+    table and decision after the first screen.
     """
     _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, option="--receipt")
-    reading = _Reading(verbose, exact)
-    with _progress(f"checking {bundle}", quiet):
+    with _progress(f"checking {bundle}", reading.quiet):
         if receipt is not None:
             text, written, code = _receipt_run(
                 bundle, rules, lock, protocol_name, strict, output_format, reading
@@ -879,7 +979,7 @@ def _receipt_run(
     protocol_name: str | None,
     strict: bool,
     output_format: str,
-    reading: _Reading = _Reading(),
+    reading: Reading = Reading(),
 ) -> tuple[str, str, int]:
     """`check --receipt`: the report, the receipt's text and the exit code."""
     from engine.report.protocol_report import protocol_passed
@@ -931,6 +1031,8 @@ def verify_receipt(
 @rules_option
 @protocol_option
 @format_option
+@out_option
+@reading_options
 @command
 def explain(
     bundle: Path,
@@ -938,20 +1040,28 @@ def explain(
     rules: tuple[Path, ...],
     protocol_name: str | None,
     output_format: str,
+    out: Path | None,
+    reading: Reading,
 ) -> int:
     """Why the verdict (or the decision, gate, budget or link rule NAME) came out: the
     decision row, the gates it read, each failing rule's failing (or closest) bindings, the
     values compared, the input records and their locations, and for each failing bound the
-    smallest change of the counted data that would make it hold."""
+    smallest change of the counted data that would make it hold. `--verbose`: every
+    failing binding and violation, and every binding of a rule that passes."""
     from engine.evaluate.protocol import evaluate_protocol
     from engine.report.explain import explain as explain_chain
     from engine.report.explain import explanation_json, explanation_text
 
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
     program = _program(rules)
     protocol = _bundle_protocol(program, bundle, protocol_name)
-    found = evaluate_protocol(program, bundle, protocol, frozenset())
-    explained = explain_chain(program, found, name)
-    _echo(explanation_text(explained), output_format, explanation_json(explained, bundle))
+    with _progress(f"explaining {bundle}", reading.quiet):
+        found = evaluate_protocol(program, bundle, protocol, frozenset())
+        explained = explain_chain(program, found, name, every=reading.verbose)
+    if output_format == "json":
+        _deliver(to_json(explanation_json(explained, bundle)), out)
+    else:
+        _deliver(explanation_text(explained, reading.exact), out)
     return 0
 
 
@@ -966,6 +1076,8 @@ def explain(
 @click.option("--jobs", "jobs", default=1, show_default=True, type=click.IntRange(1, 64))
 @protocol_option
 @format_option
+@out_option
+@reading_options(verbose=False, exact=False)
 @command
 def replay(
     old: Path,
@@ -974,20 +1086,33 @@ def replay(
     jobs: int,
     protocol_name: str | None,
     output_format: str,
+    out: Path | None,
+    reading: Reading,
 ) -> int:
     """Check each BUNDLE under the OLD and the NEW rules (a rule file or folder, or a lock
     standing for the rule files it was frozen from) and print, bundle by bundle, the
     verdict under each, every rule outcome that changed and the changed declarations it
     reads; exit 1 when any verdict flips (2 when a bundle cannot be read)."""
     from engine.evaluate.rule_replay import Replayer, load_rule_side, replay_all
+    from engine.progress import advance
     from engine.report.replay_report import ReplayPrinter
 
+    _refuse_output_over_inputs(out, [old, new])
+    for bundle in bundles:
+        _refuse_output_over_inputs(out, [], bundle)
     replayer = Replayer.of(load_rule_side(old), load_rule_side(new), jobs)
     printer = ReplayPrinter(replayer, output_format)
-    click.echo(printer.head(), nl=False)
-    for result in replay_all(printer.replayer, bundles, protocol_name, jobs):
-        click.echo(printer.row(result), nl=False)
-    click.echo(printer.tail(), nl=False)
+    parts = [printer.head()]
+    if out is None:
+        click.echo(parts.pop(), nl=False)  # streamed bundle by bundle when not to a file
+    with _progress("bundles replayed:", reading.quiet):
+        for done, result in enumerate(replay_all(printer.replayer, bundles, protocol_name, jobs)):
+            parts.append(printer.row(result))
+            if out is None:
+                click.echo(parts.pop(), nl=False)
+            advance(done + 1, len(bundles))
+    parts.append(printer.tail())
+    _deliver("".join(parts), out)
     return printer.exit_code()
 
 
@@ -1005,9 +1130,7 @@ def replay(
 @out_option
 @strict_option
 @lock_option
-@verbose_option
-@exact_option
-@quiet_option
+@reading_options
 @command
 def evaluate(
     graph: str,
@@ -1017,14 +1140,13 @@ def evaluate(
     out: Path | None,
     strict: bool,
     lock: Path | None,
-    verbose: bool,
-    exact: bool,
-    quiet: bool,
+    reading: Reading,
 ) -> int:
     """Run every rule of GRAPH over the documents it reads; exit 1 unless all hold.
 
     GRAPH is a graph the rules' kinds belong to (`kind claim of GRAPH records NAME ...`);
-    give each document NAME it reads with `--input NAME=FILE`.
+    give each document NAME it reads with `--input NAME=FILE`. `--verbose`: every input,
+    rule, report table and decision after the first screen.
     """
     from engine.bundle.documents import load_documents, parse_input_option
     from engine.evaluate.inputs import check_inputs, evaluate_documents
@@ -1034,7 +1156,7 @@ def evaluate(
     _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
-    with _progress(f"evaluating {graph}", quiet):
+    with _progress(f"evaluating {graph}", reading.quiet):
         result = evaluate_documents(program, graph, load_documents(named))
     if output_format == "json":
         text = to_json(graph_json(result, strict))
@@ -1051,8 +1173,8 @@ def evaluate(
             result,
             markdown=output_format == "markdown",
             strict=strict,
-            verbose=verbose,
-            exact=exact,
+            verbose=reading.verbose,
+            exact=reading.exact,
             units=_units(program),
         )
     _deliver(text, out)
@@ -1281,19 +1403,21 @@ def order(seed: str, items: tuple[str, ...], label: str, output_format: str) -> 
 @main.command()
 @rules_option
 @report_format_option
+@out_option
 @command
-def codes(rules: tuple[Path, ...], output_format: str) -> int:
+def codes(rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     """List every diagnostic code rulecheck reports, and the reject codes the rules declare."""
     from engine.catalog import CATALOG, catalog_markdown
     from engine.ruleset import load_ruleset
 
+    _refuse_output_over_inputs(out, _default_paths(rules))
     ruleset = load_ruleset(_default_paths(rules))
     declared = sorted(
         (name, decl.message, Path(decl.name.span.file).name)
         for name, decl in ruleset.checked.symbols.codes.items()
     )
     if output_format == "markdown":
-        click.echo(catalog_markdown(declared), nl=False)
+        _deliver(catalog_markdown(declared), out)
         return 0
     entries = [
         {"code": e.code, "severity": e.severity, "stage": e.stage, "meaning": e.meaning}
@@ -1305,5 +1429,5 @@ def codes(rules: tuple[Path, ...], output_format: str) -> int:
     }
     text = "".join(f"{e.code:34} {e.severity:8} {e.stage:14} {e.meaning}\n" for e in CATALOG)
     text += "".join(f"{c:34} reject   {f:14} {m}\n" for c, m, f in declared)
-    _echo(text, output_format, data)
+    _echo(text, output_format, data, out)
     return 0

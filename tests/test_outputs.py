@@ -42,6 +42,22 @@ REPORTS: dict[str, tuple[list[str], int]] = {
         ],
         0,
     ),
+    "answers": (["answers", str(REPO / "tests" / "data" / "answers" / "index.jsonl")], 1),
+    "explain": (["explain", str(PROTOCOL / "just_below_bar"), "--rules", EVAL_RULES], 0),
+    "controls": (["controls", str(PROTOCOL / "controls.yaml")], 0),
+    "hash": (["hash", EVAL_RULES], 0),
+    "diff": (["diff", str(PROTOCOL / "eval.lock"), EVAL_RULES], 0),
+    "show": (["show", "max_answer_tokens", "--rules", EVAL_RULES], 0),
+    "inventory": (["inventory", "--rules", EVAL_RULES], 0),
+    "codes": (["codes", "--rules", EVAL_RULES], 0),
+    "conformance": (["conformance", str(REPO / "controls" / "conformance" / "reference")], 0),
+    "replay": (
+        [
+            *("replay", "--old", EVAL_RULES, "--new", EVAL_RULES),
+            *(str(PROTOCOL / "accepted"), str(PROTOCOL / "refused")),
+        ],
+        0,
+    ),
 }
 
 

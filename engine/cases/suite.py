@@ -16,6 +16,7 @@ from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.inputs import declared_graphs
 from engine.evaluate.program import Program, compile_program
 from engine.evaluate.protocol import declared_protocols
+from engine.progress import advance
 from engine.ruleset import Ruleset, load_ruleset
 from engine.syntax import ast
 
@@ -236,8 +237,12 @@ def mutate_group(group: Group) -> list[MutantResult]:
 def run_suite(groups: list[Group], mutate: bool = False) -> list[list[MutantResult]]:
     """Run every case of every group once, keeping its result in the group; with `mutate`,
     then every mutant of each group's rules (the edited copies live until then)."""
+    total = sum(len(group.cases) for group in groups)
     with tempfile.TemporaryDirectory(prefix="rulecheck-test-") as scratch:
         prepare_groups(groups, Path(scratch))
+        done = 0
         for group in groups:
             group.results = run_group(group)
+            done += len(group.cases)
+            advance(done, total)
         return [mutate_group(group) for group in groups] if mutate else []

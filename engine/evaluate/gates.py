@@ -56,6 +56,10 @@ class Observation:
     error: str | None = None
     entry: tuple[str, ...] = ()
     failed_rules: tuple[str, ...] = ()  # of the rules a failing binding read, those that failed
+    # a budget's ledger up to the entry that breaks the ceiling: each entry in order, the
+    # running total once its amount is added and, with `reserving`, the total it was
+    # admitted on (the entries before it plus its reservation)
+    totals: tuple[tuple[tuple[str, ...], Any, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,15 +232,24 @@ def _ledger(budget: CompiledBudget, ctx: Context, env: Env, entries: list[Env]) 
         keyed.sort(key=lambda item: (item[0], item[1]))
         running: Any = 0
         compare = _COMPARE[budget.decl.op]
+        totals: list[tuple[tuple[str, ...], Any, Any]] = []
         for _, entry, inner in keyed:
             amount = budget.total(ctx, inner)
             charged = budget.reserve(ctx, inner) if budget.reserve is not None else amount
+            admitted_on = add(running, charged) if budget.reserve is not None else None
+            totals.append((entry, add(running, amount), admitted_on))
             if not compare(add(running, charged), ceiling):
                 return Observation(
-                    ids, False, add(running, charged), ceiling, budget.decl.op, entry=entry
+                    ids,
+                    False,
+                    add(running, charged),
+                    ceiling,
+                    budget.decl.op,
+                    entry=entry,
+                    totals=tuple(totals),
                 )
             running = add(running, amount)
-        return Observation(ids, True, running, ceiling, budget.decl.op)
+        return Observation(ids, True, running, ceiling, budget.decl.op, totals=tuple(totals))
     except FAILURES as error:
         return Observation(ids, False, error=failure(error), entry=entry)
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cases.run import Difference
+from engine.cases.run import Difference, Observed
 from engine.cases.suite import OUTCOMES, CaseResult, Coverage, Group, MutantResult
 
 
@@ -105,12 +105,33 @@ def _mutation_lines(group: Group, results: Sequence[MutantResult]) -> list[str]:
     return lines
 
 
+def observed_lines(observed: Observed) -> list[str]:
+    """What one case's run concluded, for `--verbose`: the refusal, or the verdict, each
+    decision's row and each rule outcome."""
+    if observed.refused:
+        return [f"  observed refused: {', '.join(d.code for d in observed.diagnostics)}"]
+    head = "passed" if observed.passed else "failed"
+    if observed.admitted is not None:
+        head += ", admitted" if observed.admitted else ", not admitted"
+    if observed.verdict is not None:
+        head += f", verdict {observed.verdict}"
+    lines = [f"  observed {head}"]
+    lines += [f"    decision {n}: {v} (row {row})" for n, (v, row) in observed.decisions.items()]
+    for outcome in OUTCOMES:
+        names = [n for n, seen in observed.rules.items() if seen.outcome == outcome]
+        if names:
+            lines.append(f"    {outcome} ({len(names)}): {', '.join(names)}")
+    return lines
+
+
 def cases_text(
     groups: Sequence[Group],
     coverages: Sequence[Coverage] | None,
     mutations: Sequence[Sequence[MutantResult]] | None,
+    verbose: bool = False,
 ) -> str:
-    """The report for reading; `N passed, N failed` is its last line."""
+    """The report for reading; `N passed, N failed` is its last line. With `verbose`,
+    each case's line is followed by what its run observed."""
     results = [r for g in groups for r in g.results]
     lines = []
     for result in results:
@@ -119,6 +140,8 @@ def cases_text(
         )
         for difference in result.differences:
             lines += _difference_lines(difference)
+        if verbose:
+            lines += observed_lines(result.observed)
     for index, group in enumerate(groups):
         if coverages is not None:
             lines += ["", *_coverage_lines(group, coverages[index])]

@@ -76,7 +76,9 @@ def violation_json(violation: Violation, location: dict[str, Any]) -> dict[str, 
 
 
 def observation_json(observation: Observation) -> dict[str, Any]:
-    """One binding of a gate or budget: its ids, outcome, observed value and bound."""
+    """One binding of a gate or budget: its ids, outcome, observed value and bound; for a
+    budget, its ledger's running total after each entry, and with `reserving` the total the
+    entry was admitted on (`running_totals`)."""
     data: dict[str, Any] = {"ids": list(observation.ids), "passed": observation.passed}
     if observation.op is not None:
         data.update(
@@ -90,6 +92,12 @@ def observation_json(observation: Observation) -> dict[str, Any]:
         data["crossing_entry"] = list(observation.entry)
     if observation.failed_rules:
         data["failed_rules"] = list(observation.failed_rules)
+    if observation.totals:
+        data["running_totals"] = [
+            {"entry": list(entry), "total": exact(total)}
+            | ({} if reserved is None else {"reserved": exact(reserved)})
+            for entry, total, reserved in observation.totals
+        ]
     return data
 
 

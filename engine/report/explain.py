@@ -48,21 +48,22 @@ class Counterfactual:
     reaches: Any  # the value LEFT then has (for a strict bound, the value to go past)
     strict: bool = False  # a `value` change must go past `reaches` (`>`, `<`)
 
-    def text(self) -> str:
-        """The counterfactual in words."""
+    def text(self, exact: bool = True) -> str:
+        """The counterfactual in words (exact fractions beside rounded ones with `exact`)."""
         if self.kind == "count":
             noun = "item" if self.by == 1 else "items"
             return (
                 f"{self.by} {self.direction} {noun} counted by `{self.expression}` "
-                f"would reach {shown(self.reaches)}"
+                f"would reach {shown(self.reaches, exact)}"
             )
         verb = "rising" if self.direction == "more" else "falling"
         if self.strict:
             return (
-                f"`{self.expression}` {verb} by more than {shown(self.by)} would pass "
-                f"{shown(self.reaches)}"
+                f"`{self.expression}` {verb} by more than {shown(self.by, exact)} would pass "
+                f"{shown(self.reaches, exact)}"
             )
-        return f"`{self.expression}` {verb} by {shown(self.by)} would reach {shown(self.reaches)}"
+        by, reaches = shown(self.by, exact), shown(self.reaches, exact)
+        return f"`{self.expression}` {verb} by {by} would reach {reaches}"
 
     def data(self) -> dict[str, Any]:
         """As JSON data."""
@@ -147,8 +148,12 @@ def _rule_kinds(program: Program) -> dict[str, ast.Declaration]:
     return {n: d for n, d in symbols.declarations.items() if isinstance(d, kinds)}
 
 
-def explain(program: Program, found: ProtocolResult, name: str | None) -> Explanation:
-    """The chain of `name` (default: the protocol's verdict decision) on one bundle.
+def explain(
+    program: Program, found: ProtocolResult, name: str | None, every: bool = False
+) -> Explanation:
+    """The chain of `name` (default: the protocol's verdict decision) on one bundle: of
+    each rule, its first failing bindings (or the passing one closest to its bound), or
+    with `every`, all its failing bindings (all its bindings, when it passes).
 
     Raises:
         RulecheckError: exit 2 when `name` is no decision, gate, budget or link rule of
@@ -167,7 +172,7 @@ def explain(program: Program, found: ProtocolResult, name: str | None) -> Explan
         raise RulecheckError(
             [Diagnostic("UNKNOWN_NAME", message + (f"; {hint}" if hint else ""))], ExitCode.USAGE
         )
-    explainer = _Explainer(program, found)
+    explainer = _Explainer(program, found, every)
     if target in decisions:
         decision = explainer.decision(decisions[target])
         start = [g for g, ok in decision.outcomes if not ok] or [g for g, _ in decision.outcomes]
@@ -178,12 +183,13 @@ def explain(program: Program, found: ProtocolResult, name: str | None) -> Explan
 class _Explainer:
     """Recomputes the values behind each rule on a context rebuilt from the bundle."""
 
-    def __init__(self, program: Program, found: ProtocolResult) -> None:
+    def __init__(self, program: Program, found: ProtocolResult, every: bool = False) -> None:
         from engine.evaluate.inputs import documents_context
         from engine.evaluate.nested import NestedChecker
 
         self.program = program
         self.found = found
+        self.every = every
         self.evaluation = found.graph.evaluation
         root = found.bundle.root
         graph = found.graph.graph
@@ -260,7 +266,10 @@ class _Explainer:
             else ""
         )
         failing = [o for o in result.observations if not o.passed]
-        chosen = failing[:_SHOWN_BINDINGS] if failing else _closest(result)
+        if self.every:
+            chosen = failing or list(result.observations)
+        else:
+            chosen = failing[:_SHOWN_BINDINGS] if failing else _closest(result)
         envs = self._envs(step)
         bindings = tuple(self._binding(step, o, envs.get(o.ids)) for o in chosen)
         return RuleExplained(
@@ -272,7 +281,7 @@ class _Explainer:
             bindings,
             len(result.observations),
             len(failing),
-            not failing,
+            not failing and not self.every,
         )
 
     def _link(self, decl: ast.LinkDecl) -> RuleExplained:
@@ -280,7 +289,7 @@ class _Explainer:
         found = [v for v in self.evaluation.violations if v.rule == name]
         violations = []
         bindings = []
-        for violation in found[:_SHOWN_BINDINGS]:
+        for violation in found if self.every else found[:_SHOWN_BINDINGS]:
             where = self._locate(violation.document, violation.pointer)
             violations.append((violation.code, violation.ids, where))
             bindings.append(
@@ -510,7 +519,7 @@ def _rule_json(rule: RuleExplained) -> dict[str, Any]:
         "condition": rule.condition,
         "bindings": rule.total,
         "failing": rule.failing,
-        "shown": "closest" if rule.closest else "failing",
+        "shown": "closest" if rule.closest else "failing" if rule.failing else "every",
         "observations": [_binding_json(b) for b in rule.bindings],
         "violations": [
             {"code": code, "ids": list(ids), "location": where}
@@ -542,8 +551,8 @@ def _binding_json(binding: BindingExplained) -> dict[str, Any]:
     return data
 
 
-def explanation_text(explanation: Explanation) -> str:
-    """The chain for reading."""
+def explanation_text(explanation: Explanation, exact: bool = False) -> str:
+    """The chain for reading; exact fractions beside rounded values only with `exact`."""
     lines: list[str] = []
     decision = explanation.decision
     if decision is not None:
@@ -553,32 +562,32 @@ def explanation_text(explanation: Explanation) -> str:
         )
         lines += [f"  read {n} = {'pass' if ok else 'fail'}" for n, ok in decision.outcomes]
     for rule in explanation.rules:
-        lines += ["", *_rule_lines(rule)]
+        lines += ["", *_rule_lines(rule, exact)]
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-def _rule_lines(rule: RuleExplained) -> list[str]:
+def _rule_lines(rule: RuleExplained, exact: bool) -> list[str]:
     outcome = "PASS" if rule.passed else "FAIL"
     lines = [f"{outcome} {rule.kind} {rule.name} [{rule.hash[:12]}]: {rule.condition}"]
     if rule.kind != "link":
-        which = "closest binding" if rule.closest else "failing"
+        which = "closest binding" if rule.closest else "failing" if rule.failing else "every one"
         lines.append(f"  {rule.failing} of {rule.total} bindings fail; {which}:")
     for code, ids, where in rule.violations:
         lines.append(f"  violation {code} {', '.join(ids)} at {where}")
     for binding in rule.bindings:
-        lines += _binding_lines(binding)
+        lines += _binding_lines(binding, exact)
     return lines
 
 
-def _binding_lines(binding: BindingExplained) -> list[str]:
+def _binding_lines(binding: BindingExplained, exact: bool) -> list[str]:
     head = ", ".join(binding.ids) or "(the whole input)"
     lines = []
     if binding.op is not None:
-        has = shown(binding.observed)
+        has = shown(binding.observed, exact)
         if binding.parts is not None:
-            has = f"{shown(binding.parts[0])} of {shown(binding.parts[1])} = {has}"
+            has = f"{shown(binding.parts[0], exact)} of {shown(binding.parts[1], exact)} = {has}"
         at = f" at entry {', '.join(binding.entry)}" if binding.entry else ""
-        lines.append(f"  {head}: has {has}{at}, needs {binding.op} {shown(binding.bound)}")
+        lines.append(f"  {head}: has {has}{at}, needs {binding.op} {shown(binding.bound, exact)}")
     elif binding.error is not None:
         lines.append(f"  {head}: error: {binding.error}")
     else:
@@ -586,7 +595,7 @@ def _binding_lines(binding: BindingExplained) -> list[str]:
     if binding.failed_rules:
         lines.append(f"    failed rules it read: {', '.join(binding.failed_rules)}")
     if binding.counterfactual is not None:
-        lines.append(f"    counterfactual: {binding.counterfactual.text()}")
+        lines.append(f"    counterfactual: {binding.counterfactual.text(exact)}")
     for record in binding.records:
         place = f"{record.file}:{record.line}" if record.line is not None else record.file
         lines.append(f"    record {record.id} ({record.document}) at {place} {record.pointer}")

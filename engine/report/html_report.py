@@ -1,20 +1,24 @@
 """`--format html`: one self-contained page (no network, no script) from the same data the
-JSON report holds: the decision and the scorecards first, then a plot of every gate and
-budget with several bindings against its bound, then violations, every rule and the inputs.
+JSON report holds: the decision and the scorecards first, then the plots (every gate and
+budget with several bindings against its bound, beside the sibling columns of the report
+table it reads when there is one; the single comparisons as observed over bound; each
+budget's ledger against its ceiling; tables of summary statistics as box plots; tables
+grouped by their first column per group), then violations, every rule and the inputs.
 
 The page is a Jinja2 template (engine/report/templates/); the plots are SVG drawn by
-matplotlib and inlined. Both are optional dependencies: `pip install rulecheck[html]`.
+matplotlib (engine/report/html_plots.py) and inlined. Both are optional dependencies:
+`pip install rulecheck[html]`.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from fractions import Fraction
 from importlib import metadata, resources
 from typing import Any
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.report import html_plots as plots
 from engine.report.evaluation_report import rounded
 from engine.units import UNITS
 
@@ -46,22 +50,9 @@ def _libraries() -> tuple[Any, Any]:
     return jinja2, Figure
 
 
-def _number(value: Any) -> Fraction | None:
-    """An exact JSON value (`7`, `"4/5"`) as a fraction; None when it is not a number."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, str):
-        try:
-            return Fraction(value)
-        except (ValueError, ZeroDivisionError):
-            return None
-    return None
-
-
-def _in_unit(value: Fraction, unit: str | None) -> float:
-    return float(value / UNITS[unit].scale) if unit in UNITS else float(value)
+_number = plots.number
+_in_unit = plots.in_unit
+_svg = plots.svg
 
 
 def _shown(value: Fraction, unit: str | None) -> str:
@@ -87,7 +78,7 @@ def _plot(figure_class: Any, rule: Mapping[str, Any], unit: str | None) -> str:
 
     bindings = _measured(rule)[:MAX_BINDINGS]
     height = 2.6 if len(bindings) <= 40 else 3.2
-    with matplotlib.rc_context({"svg.hashsalt": "rulecheck", "svg.fonttype": "none"}):
+    with matplotlib.rc_context(plots.RC):
         figure = figure_class(figsize=(9, height), layout="constrained")
         axes = figure.subplots()
         xs = list(range(len(bindings)))
@@ -106,13 +97,6 @@ def _plot(figure_class: Any, rule: Mapping[str, Any], unit: str | None) -> str:
         axes.legend(loc="best", fontsize=7)
         axes.grid(axis="y", linewidth=0.3)
         return _svg(figure)
-
-
-def _svg(figure: Any) -> str:
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
-    text = buffer.getvalue()
-    return text[text.index("<svg") :]  # inline: no XML declaration or doctype
 
 
 def _distributions(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -142,7 +126,7 @@ def _distributions(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str
             g: [float(v) for k, v in zip(keys, values, strict=True) if k == g and v is not None]
             for g in groups
         }
-        with matplotlib.rc_context({"svg.hashsalt": "rulecheck", "svg.fonttype": "none"}):
+        with matplotlib.rc_context(plots.RC):
             figure = figure_class(figsize=(6, 2.6), layout="constrained")
             axes = figure.subplots()
             for x, group in enumerate(groups):
@@ -174,6 +158,72 @@ def _distributions(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str
         if len(found) == MAX_DISTRIBUTIONS:
             break
     return found
+
+
+def _ledgers(
+    figure_class: Any, budgets: list[Mapping[str, Any]], units: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """A plot of each budget's ledger (its running totals) against its ceiling."""
+    found = []
+    for rule in budgets:
+        bindings = plots.ledgers(rule)
+        if bindings:
+            unit = units.get(rule["name"])
+            found.append(
+                {
+                    "name": rule["name"],
+                    "unit": unit,
+                    "bindings": len(bindings),
+                    "drawn": min(len(bindings), plots.MAX_LEDGERS),
+                    "failing": sum(not o["passed"] for o in bindings),
+                    "source": rule.get("source"),
+                    "svg": plots.ledger_plot(figure_class, rule, unit),
+                }
+            )
+    return found
+
+
+def _boxes(figure_class: Any, table: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A box plot per metric of a table of summary statistics by group."""
+    return [
+        {
+            "name": f"{table['name']}-{metric or 'value'}",
+            "table": table["name"],
+            "metric": metric,
+            "groups": len(groups),
+            "svg": plots.box_plot(figure_class, table, metric, groups),
+        }
+        for metric, groups in plots.summary_boxes(table)
+    ]
+
+
+def _singles(
+    figure_class: Any, rules: list[Mapping[str, Any]], units: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """One plot of every gate and budget that compares a single binding with a nonzero
+    bound by `<`, `<=`, `>` or `>=`; those against a bound of 0 or below (where observed
+    over bound says nothing, or the opposite) are named, not drawn."""
+    singles, zero = [], []
+    for rule in rules:
+        bindings = _measured(rule)
+        op = next((o["op"] for o in rule["observations"] if o.get("op")), "")
+        if len(bindings) != 1 or op not in ("<", "<=", ">", ">="):
+            continue
+        _, observed, bound, held = bindings[0]
+        if bound <= 0:
+            zero.append(rule["name"])
+            continue
+        unit = units.get(rule["name"])
+        label = f"{rule['name']}: {_shown(observed, unit)} {op} {_shown(bound, unit)}"
+        singles.append(plots.Single(label, float(observed / bound), held))
+    if not singles:
+        return None
+    return {
+        "count": len(singles),
+        "failing": sum(not s.held for s in singles),
+        "zero": zero,
+        "svg": plots.single_plot(figure_class, singles),
+    }
 
 
 def _rule_row(rule: Mapping[str, Any], unit: str | None, vacuous: set[str]) -> dict[str, Any]:
@@ -229,12 +279,13 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
     jinja2, figure_class = _libraries()
     rules = [*data["gates"], *data["budgets"]]
     vacuous = {w.get("rule") for w in data["warnings"]}
-    plots = []
+    drawn = []
     for rule in rules:
         bindings = _measured(rule)
         if len(bindings) >= 2:
             unit = units.get(rule["name"])
-            plots.append(
+            beside = plots.paired(rule, data["tables"], unit)
+            drawn.append(
                 {
                     "name": rule["name"],
                     "kind": rule["kind"],
@@ -243,7 +294,13 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
                     "count": len(bindings),
                     "failing": sum(not b[3] for b in bindings),
                     "source": rule.get("source"),
-                    "svg": _plot(figure_class, rule, unit),
+                    "table": beside.table if beside else None,
+                    "series": [name for name, _ in beside.series] if beside else [],
+                    "svg": (
+                        plots.paired_plot(figure_class, rule, beside, unit)
+                        if beside
+                        else _plot(figure_class, rule, unit)
+                    ),
                 }
             )
     inputs = data.get("inputs") or {
@@ -272,8 +329,11 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
             }
             for t in data["tables"]
         ],
-        "plots": plots,
+        "plots": drawn,
+        "singles": _singles(figure_class, rules, units),
+        "ledgers": _ledgers(figure_class, data["budgets"], units),
         "distributions": [d for t in data["tables"] for d in _distributions(figure_class, t)],
+        "boxes": [b for t in data["tables"] for b in _boxes(figure_class, t)],
         "violations": [{**v, "where": _place(v["location"])} for v in data["violations"]],
         "rules": [_rule_row(r, units.get(r["name"]), vacuous) for r in rules],
         "inputs": inputs,
