@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,12 +188,50 @@ def run_jobs(
         for job in jobs:
             yield runner.run(job)
         return
-    context = multiprocessing.get_context("spawn")
     arguments = ([str(p) for p in rule_paths], runner.alias)
-    with context.Pool(workers, _init_worker, arguments) as pool:
+    yield from pooled(_init_worker, arguments, _run_in_worker, jobs, workers, (_WINDOW, _CHUNK))
+
+
+def pooled(
+    initializer: Callable[..., None],
+    arguments: tuple[Any, ...],
+    function: Callable[[Any], Any],
+    jobs: Iterable[Any],
+    workers: int,
+    sizes: tuple[int, int],
+) -> Iterator[Any]:
+    """`function` of each job, in job order, computed in `workers` spawned processes set up
+    by `initializer(*arguments)`; a worker's RulecheckError is raised here.
+
+    The jobs are handed over a window at a time, in chunks (`sizes`): `Pool.imap` would
+    otherwise queue the whole stream at once, and memory would grow with the number of
+    jobs. When the results end, every worker and multiprocessing's resource tracker have
+    exited: a command leaves no process behind.
+    """
+    window, chunk = sizes
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
+    try:
         iterator = iter(jobs)
-        while window := list(itertools.islice(iterator, _WINDOW)):
-            for result in pool.imap(_run_in_worker, window, chunksize=_CHUNK):
+        while batch := list(itertools.islice(iterator, window)):
+            for result in pool.imap(function, batch, chunksize=chunk):
                 if isinstance(result, RulecheckError):
                     raise result
                 yield result
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        del pool
+        _stop_resource_tracker()
+
+
+def _stop_resource_tracker() -> None:
+    """Stop the process that tracks the pool's semaphores (once the pool is gone, it has
+    nothing left to track); left alone it outlives the command until it sees end of file."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        stop()

@@ -12,13 +12,12 @@ does not grow with the number of bundles.
 
 from __future__ import annotations
 
-import itertools
-import multiprocessing
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.batch import pooled
 from engine.evaluate.program import Program, compile_program
 from engine.freeze.diff import DeclarationChange, DiffResult, diff_sides, ruleset_side
 from engine.ruleset import Ruleset, load_ruleset
@@ -252,15 +251,9 @@ def replay_all(
         for bundle in bundles:
             yield replay_bundle(old, new, bundle, protocol_name)
         return
-    context = multiprocessing.get_context("spawn")
     arguments = (
         [str(p) for p in replayer.old.rule_paths],
         [str(p) for p in replayer.new.rule_paths],
     )
     jobs = ((str(bundle), protocol_name) for bundle in bundles)
-    with context.Pool(workers, _init_worker, arguments) as pool:
-        while window := list(itertools.islice(jobs, _WINDOW)):
-            for result in pool.imap(_run_in_worker, window, chunksize=_CHUNK):
-                if isinstance(result, RulecheckError):
-                    raise result
-                yield result
+    yield from pooled(_init_worker, arguments, _run_in_worker, jobs, workers, (_WINDOW, _CHUNK))

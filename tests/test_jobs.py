@@ -1,0 +1,53 @@
+"""`--jobs N`: the same output as one process, and no worker left once the command exits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+INDEX = REPO / "tests" / "data" / "answers" / "index.jsonl"
+
+
+def _in_group(group: int) -> list[int]:
+    """The processes still alive in process group `group`."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:  # after the name: state, ppid, pgrp
+            alive.append(int(entry.name))
+    return alive
+
+
+def _answers(jobs: int) -> tuple[subprocess.CompletedProcess[str], int]:
+    command = [sys.executable, "-c", "from engine.cli import main; main()", "answers", str(INDEX)]
+    command += ["--format", "json"]
+    process = subprocess.Popen(
+        [*command, "--jobs", str(jobs)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: its workers are in it too
+    )
+    stdout, stderr = process.communicate(timeout=600)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), process.pid
+
+
+def test_two_jobs_give_one_process_output_and_leave_no_worker() -> None:
+    if not Path("/proc/self/stat").exists():  # pragma: no cover
+        pytest.skip("no /proc to list a process group's members on this system")
+    one, _ = _answers(1)
+    two, group = _answers(2)
+    assert (two.returncode, two.stdout) == (one.returncode, one.stdout), two.stderr
+    assert _in_group(group) == [], "workers outlived the command"
+    assert os.getpgrp() != group
