@@ -40,6 +40,16 @@ BUILTINS: tuple[Builtin, ...] = (
         "length",
     ),
     Builtin(
+        "unavailable",
+        1,
+        "unavailable(fields)",
+        "a report value",
+        "a figure the records cannot support, naming the missing `fields` (a text, or a "
+        "nonempty list or set of texts): reports show `unavailable` and the fields, never "
+        "a number; arithmetic or ordering on it is an evaluation error",
+        "unavailable",
+    ),
+    Builtin(
         "ratio",
         2,
         "ratio(a, b)",

@@ -73,6 +73,54 @@ def test_the_shipped_trial_set_cases_pass() -> None:
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
 
 
+def test_the_distribution_cases_pass() -> None:
+    """Quartiles and `unavailable`, worked by hand in tests/data/distributions."""
+    folder = ROOT / "tests" / "data" / "distributions"
+    written = len(yaml.safe_load((folder / "distributions.cases.yaml").read_text())["cases"])
+    run = CliRun(["test", str(folder)])
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
+
+
+def _distribution_case(tmp_path: Path, tables: dict[str, object]) -> Path:
+    folder = ROOT / "tests" / "data" / "distributions"
+    case = {
+        "name": "a table row",
+        "evaluate": "samples",
+        "inputs": {"samples": str(folder / "samples.json")},
+        "expect": {"tables": tables},
+    }
+    data = {"rules": [str(folder / "distributions.rules")], "cases": [case]}
+    path = tmp_path / "rows.cases.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_table_row_no_row_matches_fails_beside_the_rows_with_its_keys(tmp_path: Path) -> None:
+    wanted = {"distribution": [{"group": "two", "median": "2"}]}
+    run = CliRun(["test", str(_distribution_case(tmp_path, wanted))])
+    run.assert_clean()
+    assert run.exit_code == 1
+    assert run.stdout.splitlines()[1:4] == [
+        "  tables.distribution[0]",
+        '    - expected {"group": "two", "median": "2"}',
+        '    + observed [{"group": "two", "median": "3/2"}]',
+    ]
+
+
+def test_a_table_column_the_table_lacks_never_matches(tmp_path: Path) -> None:
+    wanted = {"distribution": [{"group": "two", "mean": "3/2"}]}
+    run = CliRun(["test", str(_distribution_case(tmp_path, wanted))])
+    assert run.exit_code == 1
+    assert '+ observed [{"group": "two", "mean": "(no such column)"}]' in run.stdout
+
+
+def test_an_unknown_table_name_is_a_located_usage_error(tmp_path: Path) -> None:
+    run = CliRun(["test", str(_distribution_case(tmp_path, {"distributions": [{"n": 1}]}))])
+    assert run.exit_code == 2
+    assert "CASES_UNKNOWN_NAME" in run.stderr and "`distribution`" in run.stderr
+
+
 def test_json_is_canonical_and_byte_stable() -> None:
     first = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])
     second = CliRun(["test", str(PROTOCOL), "--format", "json", "--coverage"])

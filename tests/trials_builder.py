@@ -137,6 +137,104 @@ TRIALS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
     "T08": ("RECURSIVE_CONCURRENT", "BLOCKED", {"N1": ("RESULT_LOST", "FAIL")}),
 }
 
+# The optional fields of the metric families (docs/trials-format.md), per trial, in the
+# order of METRIC_COLUMNS. A DIRECT trial decomposes nothing, so it records no semantic
+# coverage and no decomposed nodes (None: the field is left out).
+METRIC_COLUMNS = [
+    "regressions",
+    "constraint_violations",
+    "criteria_covered",
+    "decomposed_nodes",
+    "decompositions_proposed",
+    "decompositions_rejected",
+    "duplicate_actions",
+    "integration_failures",
+    "reused_nodes",
+    "coupling_invalidations",
+    "max_ready_actions",
+    "action_seconds",
+    "conflicts",
+    "stale_results",
+    "integration_seconds",
+    "cancelled_actions",
+    "deterministic_actions",
+    "deterministic_compute_seconds",
+    "retries",
+    "premature_leaves",
+    "unnecessary_decompositions",
+    "no_progress_recursions",
+]
+METRICS: dict[str, tuple[Any, ...]] = {
+    "T01": (0, 0, None, None, 0, 0, 0, 0, 0, 0, 1, 1800.5, 0, 0, 0, 0, 12, 300, 1, 0, 0, 0),
+    "T02": (1, 0, None, None, 0, 0, 0, 0, 0, 0, 1, 900.25, 0, 0, 0, 0, 14, 360, 2, 0, 0, 0),
+    "T03": (1, 1, 3, 1, 1, 0, 0, 1, 0, 1, 3, 1800.5, 0, 0, 450.125, 0, 20, 420, 1, 1, 0, 0),
+    "T04": (0, 0, 2, 1, 2, 1, 1, 0, 1, 0, 3, 1800.5, 0, 0, 225.0625, 1, 22, 480, 2, 0, 1, 0),
+    "T05": (0, 0, 3, 6, 8, 2, 0, 1, 2, 0, 5, 3600, 0, 2, 360, 2, 40, 900, 5, 0, 2, 1),
+    "T06": (0, 0, 3, 2, 3, 0, 0, 0, 0, 0, 2, 1800.5, 0, 0, 450.125, 0, 16, 350, 1, 0, 0, 0),
+    "T07": (0, 0, 3, 2, 2, 0, 0, 0, 0, 0, 4, 5401.5, 1, 1, 450.125, 1, 25, 500, 1, 0, 0, 0),
+    "T08": (0, 0, 2, 2, 3, 1, 0, 1, 1, 1, 4, 3601, 2, 0, 900.25, 0, 18, 400, 2, 1, 0, 1),
+}
+# Money as exact decimal text: model, validation, integration, speculative cost, and the
+# model cost avoided by deterministic execution.
+COSTS: dict[str, tuple[str, str, str, str, str]] = {
+    "T01": ("0.40", "0.06", "0.00", "0.00", "0.00"),
+    "T02": ("0.44", "0.06", "0.00", "0.00", "0.00"),
+    "T03": ("0.50", "0.08", "0.04", "0.00", "0.10"),
+    "T04": ("0.60", "0.10", "0.05", "0.05", "0.00"),
+    "T05": ("0.90", "0.20", "0.10", "0.15", "0.20"),
+    "T06": ("0.70", "0.15", "0.05", "0.10", "0.05"),
+    "T07": ("0.55", "0.09", "0.06", "0.04", "0.05"),
+    "T08": ("0.65", "0.10", "0.05", "0.10", "0.00"),
+}
+MODEL = "model-adapter-synthetic-1"
+# Each trial's model outputs: task type, accepted, verified, schema failed, validation
+# failed, fallback, refused by the independent evaluation after passing its own, cost.
+ROUTED: dict[str, tuple[tuple[str, bool, bool, bool, bool, bool, bool, str], ...]] = {
+    "T01": (("implement", True, True, False, False, False, False, "0.40"),),
+    "T02": (("implement", False, False, False, True, False, False, "0.44"),),
+    "T03": (
+        ("decompose", True, True, False, False, False, False, "0.10"),
+        ("implement", True, False, False, False, False, False, "0.40"),
+    ),
+    "T04": (
+        ("decompose", True, True, False, False, False, False, "0.12"),
+        ("implement", False, False, True, False, True, False, "0.48"),
+    ),
+    "T05": (
+        ("decompose", True, True, False, False, False, False, "0.30"),
+        ("implement", True, True, False, False, False, False, "0.60"),
+    ),
+    "T06": (("implement", True, False, False, False, False, False, "0.70"),),
+    "T07": (
+        ("implement", True, True, False, False, False, False, "0.30"),
+        ("implement", True, True, False, False, False, False, "0.25"),
+    ),
+    "T08": (
+        ("implement", False, False, False, True, False, False, "0.35"),
+        ("implement", False, False, False, False, False, True, "0.30"),
+    ),
+}
+
+
+def metric_fields(trial_id: str) -> dict[str, Any]:
+    """The optional metric-family fields of one trial record (docs/trials-format.md)."""
+    fields = {
+        name: value
+        for name, value in zip(METRIC_COLUMNS, METRICS[trial_id], strict=True)
+        if value is not None
+    }
+    names = ("model_cost_usd", "validation_cost_usd", "integration_cost_usd")
+    names += ("speculative_cost_usd", "model_cost_avoided_usd")
+    fields.update(zip(names, COSTS[trial_id], strict=True))
+    keys = ("task_type", "accepted", "verified", "schema_failed", "validation_failed")
+    keys += ("fallback", "independent_rejected", "cost_usd")
+    fields["routed_outputs"] = [
+        {"output": f"{trial_id}-O{n}", "model": MODEL, **dict(zip(keys, output, strict=True))}
+        for n, output in enumerate(ROUTED[trial_id], start=1)
+    ]
+    return fields
+
+
 # What seed 001 concludes (Verified progress): classification, verified_progress over the
 # mandatory hidden tests H1-H3, criterion-weighted progress over AC1 (2), AC2 (1), AC3 (1).
 EXPECTED_TRIALS: dict[str, tuple[str, Fraction | None, Fraction | None]] = {
@@ -223,6 +321,7 @@ def bundle() -> dict[str, Any]:
                 "environment_image": IMAGE,
                 **(AT_LIMITS if trial_id == AT_LIMIT_TRIAL else TYPICAL),
                 **ARM_SHAPES.get(arm, {}),
+                **metric_fields(trial_id),
             }
         )
         if arm == "RECURSIVE_CONCURRENT":

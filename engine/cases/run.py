@@ -7,6 +7,7 @@ import copy as copying
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from engine.evaluate.protocol import (
     protocol_seal,
 )
 from engine.pointer import pointer_tokens
+from engine.report.evaluation_report import exact
 from engine.report.export import document_bytes
 from engine.report.graph_report import passed as graph_passed
 from engine.report.protocol_report import protocol_passed
@@ -55,6 +57,7 @@ class Observed:
     decisions: dict[str, tuple[str, int]] = field(default_factory=dict)
     diagnostics: tuple[Diagnostic, ...] = ()
     graph: str | None = None
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def refused(self) -> bool:
@@ -356,7 +359,14 @@ def _observed(
         outcome = "fail" if not rule.passed else "vacuous" if rule.vacuous else "pass"
         rules[rule.name] = RuleSeen(rule.kind, outcome, failing=failing)
     decisions = {d.name: (d.verdict, d.row) for d in evaluation.decisions}
-    return Observed(passed, admitted, verdict, rules, decisions, graph=result.graph)
+    tables = {
+        t.name: [
+            {column: exact(value) for column, value in zip(t.columns, values, strict=True)}
+            for _ids, values in t.rows
+        ]
+        for t in evaluation.tables
+    }
+    return Observed(passed, admitted, verdict, rules, decisions, graph=result.graph, tables=tables)
 
 
 def compare(case: Case, observed: Observed) -> list[Difference]:
@@ -404,7 +414,37 @@ def compare(case: Case, observed: Observed) -> list[Difference]:
             got = {"verdict": verdict, "row": row}
             if wanted["verdict"] != verdict or wanted.get("row", row) != row:
                 differences.append(Difference(key, wanted, got))
+    for name, rows in sorted(expect.get("tables", {}).items()):
+        differences += _table_differences(name, rows, observed.tables.get(name))
     return differences
+
+
+def _table_differences(
+    name: str, wanted: list[dict[str, Any]], rows: list[dict[str, Any]] | None
+) -> list[Difference]:
+    """Each expected row that no row of the table matches on every column it names (values
+    in the exact JSON form of reports: `2/3` as text, `{unavailable: [FIELD]}`); shown
+    against the rows that agree on its text columns (the row's keys; an exact fraction is
+    a number), else every row."""
+    key = f"tables.{name}"
+    if rows is None:
+        return [Difference(key, wanted, "not evaluated on this graph")]
+    differences = []
+    for number, expected in enumerate(wanted):
+        if any(_row_matches(row, expected) for row in rows):
+            continue
+        keys = {c: v for c, v in expected.items() if isinstance(v, str) and not _EXACT.match(v)}
+        near = [row for row in rows if _row_matches(row, keys)] or rows
+        shown = [{c: row.get(c, "(no such column)") for c in expected} for row in near]
+        differences.append(Difference(f"{key}[{number}]", expected, shown))
+    return differences
+
+
+_EXACT = re.compile(r"-?[0-9]+(/[0-9]+)?\Z")
+
+
+def _row_matches(row: dict[str, Any], expected: dict[str, Any]) -> bool:
+    return all(column in row and row[column] == value for column, value in expected.items())
 
 
 def _rule_views(wanted: Any, seen: RuleSeen) -> tuple[Any, Any]:

@@ -81,6 +81,7 @@ def unknown_names(program: Program, case: Case) -> list[Diagnostic]:
     declarations = program.ruleset.checked.symbols.declarations
     rules = {n for n, d in declarations.items() if isinstance(d, RULE_TYPES)}
     decisions = {n for n, d in declarations.items() if isinstance(d, ast.DecisionDecl)}
+    tables = {n for n, d in declarations.items() if isinstance(d, ast.TableDecl)}
     problems = []
 
     def check(name: str, known: set[str] | frozenset[str], what: str, pointer: str) -> None:
@@ -96,6 +97,8 @@ def unknown_names(program: Program, case: Case) -> list[Diagnostic]:
         check(name, rules, "link rule", f"/expect/violated/{number}")
     for name in case.expect.get("decisions", {}):
         check(name, decisions, "decision", f"/expect/decisions/{name}")
+    for name in case.expect.get("tables", {}):
+        check(name, tables, "table", f"/expect/tables/{name}")
     if case.graph is not None:
         check(case.graph, declared_graphs(program), "graph", "/evaluate")
     if case.protocol is not None:

@@ -661,7 +661,7 @@ class TypeChecker:
                 return TEXT
             case "json_text" | "text_sha256" | "rulecheck_version" | "grammar_sha256":
                 return TEXT
-            case "json_at":
+            case "json_at" | "unavailable":
                 return ANY
             case "pluck":
                 return Type("list", element=ANY)

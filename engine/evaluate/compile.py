@@ -36,7 +36,8 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = 
 # Run-time functions of operators, aggregates and the builtins compiled specially; the
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
-    "coll attr eq member lt le gt ge add sub mul div neg not_ median mean minimum maximum "
+    "coll attr eq member lt le gt ge add sub mul div neg not_ median lower_quartile upper_quartile "
+    "mean minimum maximum "
     "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure"
 )
 _RUNTIME = {
@@ -47,6 +48,8 @@ _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
 _ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
 _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
 _AGGREGATES["sum"] = "_total"
+_AGGREGATES["lower_quartile"] = "_lower_quartile"
+_AGGREGATES["upper_quartile"] = "_upper_quartile"
 # A builtin with a run-time function compiles to a plain call of it.
 _SIMPLE_BUILTINS = {b.name: f"_{b.runtime}" for b in BUILTINS if b.runtime is not None}
 

@@ -257,6 +257,64 @@ def median(values: list[Any]) -> Any:
     return div(ordered[middle - 1] + ordered[middle], 2)
 
 
+def _whole(value: Any) -> Any:
+    """An exact number as an int when it is whole (as `div` gives it)."""
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return value.numerator
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """A figure the records cannot support: the fields whose absence prevents it.
+
+    It is a value of reports, never a number: arithmetic or ordering on it is an
+    evaluation error, and it equals only an `Unavailable` naming the same fields."""
+
+    missing: tuple[str, ...]
+
+
+def unavailable(fields: Any) -> Unavailable:
+    """`unavailable(fields)`: a report value saying the figure needs `fields` (one text, or
+    a nonempty list or set of texts), which the records lack."""
+    if isinstance(fields, str):
+        names: list[Any] = [fields]
+    elif isinstance(fields, frozenset | set):
+        names = _ordered(fields)
+    elif isinstance(fields, list | tuple):
+        names = list(dict.fromkeys(fields))
+    else:
+        raise EvaluationError(f"`unavailable` needs a field name or a list, found {_shown(fields)}")
+    if not names or not all(isinstance(name, str) for name in names):
+        raise EvaluationError("`unavailable` needs one or more field names (texts)")
+    return Unavailable(tuple(names))
+
+
+def quantile(values: list[Any], p: Fraction, op: str) -> Any:
+    """Exact quantile `p` by linear interpolation between order statistics (Hyndman and
+    Fan's definition 7): with the values sorted as x[0] <= ... <= x[n-1] and h = (n - 1) p,
+    it is x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]). At p = 1/2 it is the
+    median; at 0 and 1 the minimum and the maximum."""
+    if not values:
+        raise EvaluationError(f"`{op}` of no values")
+    ordered = sorted(number(v, op) for v in values)
+    h = (len(ordered) - 1) * p
+    low = h.numerator // h.denominator
+    if low == len(ordered) - 1:
+        return ordered[low]
+    return ordered[low] + (h - low) * (ordered[low + 1] - ordered[low])
+
+
+def lower_quartile(values: list[Any]) -> Any:
+    """The first quartile: `quantile` at 1/4."""
+    return _whole(quantile(values, Fraction(1, 4), "lower_quartile"))
+
+
+def upper_quartile(values: list[Any]) -> Any:
+    """The third quartile: `quantile` at 3/4."""
+    return _whole(quantile(values, Fraction(3, 4), "upper_quartile"))
+
+
 def mean(values: list[Any]) -> Any:
     """Exact arithmetic mean."""
     if not values:
@@ -808,6 +866,8 @@ def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) 
         return [json_data(item, nodes) for item in _ordered(value)]
     if isinstance(value, dict):
         return {str(key): json_data(item, nodes) for key, item in value.items()}
+    if isinstance(value, Unavailable):
+        return {"unavailable": list(value.missing)}
     return value
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from engine.evaluate.gates import CellError, Observation, RuleResult, TableResult
 from engine.evaluate.links import Violation
 from engine.evaluate.program import DecisionResult, Evaluation
+from engine.evaluate.runtime import Unavailable
 from engine.report.diagnostics import diagnostic_json
 
 
@@ -22,6 +23,8 @@ def exact(value: Any) -> Any:
     booleans and text unchanged."""
     if isinstance(value, CellError):
         return {"error": value.message}
+    if isinstance(value, Unavailable):
+        return {"unavailable": list(value.missing)}
     if isinstance(value, Fraction):
         if value.denominator == 1:
             return value.numerator
@@ -37,6 +40,8 @@ def rounded(value: Any) -> str:
     """A short human form: numbers to four decimals, booleans as yes/no."""
     if isinstance(value, CellError):
         return f"error: {value.message}"
+    if isinstance(value, Unavailable):
+        return "unavailable (missing " + ", ".join(value.missing) + ")"
     if value is None:
         return "n/a"
     if isinstance(value, bool):
