@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.cli_run import CliRun
+from cli_run import CliRun
 
 DATA = Path(__file__).parent / "data"
 SEED_SECTION = DATA / "seed001" / "fixed_budgets.md"
