@@ -95,6 +95,14 @@ def test_a_table_grouped_by_its_first_column_is_plotted_per_group() -> None:
     assert page.count("svg") == page.count("figure", **{"class": "distribution"}) >= 1
 
 
+def test_an_unavailable_figure_names_its_missing_fields() -> None:
+    # a DIRECT trial records no semantic coverage: the cell says so, never a number
+    run = CliRun(["check", str(REPO / "controls" / "trials"), "--format", "html"])
+    text = "".join(Page(run.stdout).text)
+    assert "unavailable (missing criteria_covered)" in text
+    assert "{'unavailable'" not in text
+
+
 def test_the_page_is_byte_stable(campaign_page: str) -> None:
     assert CliRun([*CAMPAIGN, "--format", "html"]).stdout == campaign_page
 

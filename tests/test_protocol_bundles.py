@@ -33,7 +33,22 @@ def test_the_shipped_trial_set_is_comparable_through_its_protocol() -> None:
     assert run.exit_code == 0, run.stdout
     assert run.data["protocol"]["name"] == "trial_set"
     assert run.data["verdict"] == "COMPARABLE"
-    assert [t["name"] for t in run.data["tables"]] == ["trial_outcomes", "arm_outcomes"]
+    assert [t["name"] for t in run.data["tables"]] == [
+        "trial_outcomes",
+        "arm_outcomes",
+        "outcome_metrics",
+        "termination_reasons",
+        "outcome_distributions",
+        "decomposition_distributions",
+        "parallelism_distributions",
+        "cost_distributions",
+        "cost_metrics",
+        "indeterminate_trials",
+        "stopping_metrics",
+        "stopping_distributions",
+        "routing_metrics",
+        "routing_by_model_and_task",
+    ]
     assert set(run.data["documents"]) == {"oracle", "trials", "results"}
     assert all(d["measured"] and len(d["sha256"]) == 64 for d in run.data["documents"].values())
 

@@ -210,6 +210,8 @@ def _cell(value: Any) -> dict[str, Any]:
         return {"text": rounded(number), "num": True}
     if isinstance(value, dict) and "error" in value:
         return {"text": f"error: {value['error']}", "num": False}
+    if isinstance(value, dict) and isinstance(value.get("unavailable"), list):
+        return {"text": "unavailable (missing " + ", ".join(value["unavailable"]) + ")"}
     return {"text": rounded(value) if value is None or isinstance(value, bool) else str(value)}
 
 
