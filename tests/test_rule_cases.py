@@ -73,10 +73,12 @@ def test_the_shipped_trial_set_cases_pass() -> None:
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
 
 
-def test_the_distribution_cases_pass() -> None:
-    """Quartiles and `unavailable`, worked by hand in tests/data/distributions."""
-    folder = ROOT / "tests" / "data" / "distributions"
-    written = len(yaml.safe_load((folder / "distributions.cases.yaml").read_text())["cases"])
+@pytest.mark.parametrize("name", ["distributions", "shadowing"])
+def test_the_language_cases_pass(name: str) -> None:
+    """Quartiles and `unavailable` (worked by hand), and bound variables shadowing
+    declarations, in tests/data/NAME."""
+    folder = ROOT / "tests" / "data" / name
+    written = len(yaml.safe_load((folder / f"{name}.cases.yaml").read_text())["cases"])
     run = CliRun(["test", str(folder)])
     assert run.exit_code == 0, run.stdout
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
@@ -113,6 +115,17 @@ def test_a_table_column_the_table_lacks_never_matches(tmp_path: Path) -> None:
     run = CliRun(["test", str(_distribution_case(tmp_path, wanted))])
     assert run.exit_code == 1
     assert '+ observed [{"group": "two", "mean": "(no such column)"}]' in run.stdout
+
+
+def test_a_table_count_fails_on_a_row_that_should_not_be_there(tmp_path: Path) -> None:
+    wanted = {"distribution": {"count": 5, "rows": [{"group": "two", "median": "3/2"}]}}
+    run = CliRun(["test", str(_distribution_case(tmp_path, wanted))])
+    assert run.exit_code == 1
+    assert run.stdout.splitlines()[1:4] == [
+        "  tables.distribution.count",
+        "    - expected 5",
+        "    + observed 6",
+    ]
 
 
 def test_an_unknown_table_name_is_a_located_usage_error(tmp_path: Path) -> None:

@@ -414,15 +414,16 @@ def compare(case: Case, observed: Observed) -> list[Difference]:
             got = {"verdict": verdict, "row": row}
             if wanted["verdict"] != verdict or wanted.get("row", row) != row:
                 differences.append(Difference(key, wanted, got))
-    for name, rows in sorted(expect.get("tables", {}).items()):
-        differences += _table_differences(name, rows, observed.tables.get(name))
+    for name, wanted in sorted(expect.get("tables", {}).items()):
+        differences += _table_differences(name, wanted, observed.tables.get(name))
     return differences
 
 
 def _table_differences(
-    name: str, wanted: list[dict[str, Any]], rows: list[dict[str, Any]] | None
+    name: str, wanted: Any, rows: list[dict[str, Any]] | None
 ) -> list[Difference]:
-    """Each expected row that no row of the table matches on every column it names (values
+    """Each expected row that no row of the table matches on every column it names, and
+    the number of rows when `count` is given (values
     in the exact JSON form of reports: `2/3` as text, `{unavailable: [FIELD]}`); shown
     against the rows that agree on its text columns (the row's keys; an exact fraction is
     a number), else every row."""
@@ -430,6 +431,10 @@ def _table_differences(
     if rows is None:
         return [Difference(key, wanted, "not evaluated on this graph")]
     differences = []
+    if isinstance(wanted, dict):  # {rows: [...], count: N}: also exactly N rows
+        if "count" in wanted and wanted["count"] != len(rows):
+            differences.append(Difference(f"{key}.count", wanted["count"], len(rows)))
+        wanted = wanted["rows"]
     for number, expected in enumerate(wanted):
         if any(_row_matches(row, expected) for row in rows):
             continue

@@ -11,7 +11,7 @@ kinds all come from the rules.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from fractions import Fraction
 from typing import Any
 
@@ -89,6 +89,7 @@ class Compiler:
         self._counter = itertools.count()
         self._metrics: set[str] = set()
         self._node_locals: set[str] = set()  # generated variables that always hold a node
+        self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
         self._empty = Context(Graph({}, {}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
@@ -105,9 +106,16 @@ class Compiler:
         """The value of an expression that reads no graph (constants, metric calls)."""
         return self.expr(node)(self._empty, {})
 
-    def expr(self, node: ast.Expr) -> Compiled:
-        """Compile one expression into `f(ctx, env)`; free variables are read from `env`."""
-        body = self._e(node, {})
+    def expr(self, node: ast.Expr, bound: Collection[str] = ()) -> Compiled:
+        """Compile one expression into `f(ctx, env)`; free variables are read from `env`.
+
+        `bound` names the variables a rule's `for` clauses bind: a bound variable shadows a
+        constant, kind or gate of the same name, as it does for the type checker."""
+        self._free = frozenset(bound)
+        try:
+            body = self._e(node, {})
+        finally:
+            self._free = frozenset()
         name = f"expr_{next(self._counter)}"
         source = f"def {name}(ctx, env):\n    {_PREAMBLE}\n    return {body}\n"
         function: Compiled = self._define(name, source)
@@ -118,6 +126,7 @@ class Compiler:
         name: str,
         bindings: tuple[ast.Binding, ...],
         body: Callable[[dict[str, str], str, str], list[str]] | None = None,
+        bound: Collection[str] = (),
     ) -> RuleRun:
         """The one lowering of a rule's `for` clauses: nested loops, generated once.
 
@@ -126,8 +135,21 @@ class Compiler:
         binding it runs `body(scope, env_code, indent)` (generated code that may append to
         `failed`), or else calls `sink(binding_env)`. A source or filter that cannot be
         evaluated appends `(partial_env, message)` to `errors` and evaluation goes on with
-        the next binding: one bad record never hides the others.
+        the next binding: one bad record never hides the others. `bound` names the free
+        variables `env` brings (an outer rule's bindings), as for `expr`.
         """
+        self._free = frozenset(bound)
+        try:
+            return self._rule_function(name, bindings, body)
+        finally:
+            self._free = frozenset()
+
+    def _rule_function(
+        self,
+        name: str,
+        bindings: tuple[ast.Binding, ...],
+        body: Callable[[dict[str, str], str, str], list[str]] | None,
+    ) -> RuleRun:
         lines = [f"def {name}(ctx, env, sink, failed, errors):", f"    {_PREAMBLE}", "    n = 0"]
         scope: dict[str, str] = {}
         entries: list[str] = []
@@ -226,7 +248,11 @@ class Compiler:
         params = [p.name.text for p in decl.params]
         scope = {p: f"p_{p}" for p in params}
         args = "".join(f", p_{p}" for p in params)
-        body = self._e(decl.body, scope)
+        free, self._free = self._free, frozenset()  # a metric reads only its parameters
+        try:
+            body = self._e(decl.body, scope)
+        finally:
+            self._free = free
         if params:  # a metric is a pure function of the input and its arguments: memoise
             key = f"({name!r}{args},)"
             source = (
@@ -265,7 +291,8 @@ class Compiler:
         """Whether iterating `node` can only give graph nodes (so attribute reads may be direct)."""
         match node:
             case ast.Name():
-                return node.id not in scope and node.id in self.symbols.kinds
+                free = node.id in scope or node.id in self._free
+                return not free and node.id in self.symbols.kinds
             case ast.Navigate():
                 return True
             case ast.Call(func="of_kind" | "having" | "next_by"):
@@ -354,6 +381,8 @@ class Compiler:
     def _name(self, node: ast.Name, scope: dict[str, str]) -> str:
         if node.id in scope:
             return scope[node.id]
+        if node.id in self._free:
+            return f"_bound(env, {node.id!r})"
         decl = self.symbols.declarations.get(node.id)
         if isinstance(decl, ast.ConstDecl):
             self.constant(node.id)

@@ -103,12 +103,19 @@ class CompiledBudget:
     ceiling: Compiled
 
 
+def _bound(bindings: tuple[ast.Binding, ...]) -> tuple[str, ...]:
+    """The variables a rule's `for` clauses bind (they shadow declarations' names)."""
+    return tuple(binding.var.text for binding in bindings)
+
+
 def compile_gate(compiler: Compiler, decl: ast.GateDecl, rule_hash: str) -> CompiledGate:
     """Compile a gate; a top-level comparison is also compiled side by side."""
     require = decl.require
+    bound = _bound(decl.bindings)
     sides = None
     if isinstance(require, ast.Binary) and require.op in _COMPARE:
-        sides = (compiler.expr(require.left), compiler.expr(require.right), require.op)
+        left, right = compiler.expr(require.left, bound), compiler.expr(require.right, bound)
+        sides = (left, right, require.op)
     bindings = compiler.rule_function(f"gate_{decl.name.text}", decl.bindings)
     rules = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl)
     declarations = compiler.symbols.declarations
@@ -119,7 +126,7 @@ def compile_gate(compiler: Compiler, decl: ast.GateDecl, rule_hash: str) -> Comp
             if isinstance(declarations.get(ref), rules)
         )
     )
-    return CompiledGate(decl, rule_hash, bindings, compiler.expr(require), sides, reads)
+    return CompiledGate(decl, rule_hash, bindings, compiler.expr(require, bound), sides, reads)
 
 
 def compile_budget(compiler: Compiler, decl: ast.BudgetDecl, rule_hash: str) -> CompiledBudget:
@@ -127,16 +134,17 @@ def compile_budget(compiler: Compiler, decl: ast.BudgetDecl, rule_hash: str) -> 
     ledger = decl.ledger
     name = decl.name.text
     entries = (ast.Binding(ledger.var, ledger.source, ledger.where),)
+    bound = _bound((*decl.bindings, *entries))
     return CompiledBudget(
         decl,
         rule_hash,
         compiler.rule_function(f"budget_{name}", decl.bindings),
-        compiler.rule_function(f"ledger_{name}", entries),
+        compiler.rule_function(f"ledger_{name}", entries, bound=_bound(decl.bindings)),
         ledger.var.text,
-        compiler.expr(ledger.order),
-        compiler.expr(decl.total),
-        compiler.expr(decl.reserve) if decl.reserve is not None else None,
-        compiler.expr(decl.ceiling),
+        compiler.expr(ledger.order, bound),
+        compiler.expr(decl.total, bound),
+        compiler.expr(decl.reserve, bound) if decl.reserve is not None else None,
+        compiler.expr(decl.ceiling, bound),
     )
 
 
@@ -310,7 +318,8 @@ class CellError:
 
 def compile_table(compiler: Compiler, decl: ast.TableDecl, rule_hash: str) -> CompiledTable:
     """Compile a table's bindings and columns."""
-    columns = tuple((c.name.text, compiler.expr(c.expr)) for c in decl.columns)
+    bound = _bound(decl.bindings)
+    columns = tuple((c.name.text, compiler.expr(c.expr, bound)) for c in decl.columns)
     bindings = compiler.rule_function(f"table_{decl.name.text}", decl.bindings)
     return CompiledTable(decl, rule_hash, bindings, columns)
 
