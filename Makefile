@@ -16,6 +16,7 @@ $(STAMP): requirements/runtime.lock requirements/dev.lock pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/rulecheck check controls/campaign
+	$(BIN)/rulecheck check controls/experiment
 
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider

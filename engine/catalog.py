@@ -276,6 +276,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "the rules declare no protocol of that name, or it runs only inside another "
                 "(exit 2)",
             ),
+            (
+                "RENDER_VALUE",
+                "`rulecheck render`: a constant holds a value YAML cannot write exactly (a "
+                "fraction such as 1/3) (exit 2)",
+            ),
             ("PROTOCOL_MISMATCH", "the bundle's `rulecheck.yaml` names another protocol"),
             (
                 "PROTOCOL_RULESET_MISMATCH",

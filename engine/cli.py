@@ -623,6 +623,30 @@ def show(name: str, rules: tuple[Path, ...], output_format: str, out: Path | Non
 
 
 @main.command()
+@click.argument("name")
+@rules_option
+@format_option
+@command
+def render(name: str, rules: tuple[Path, ...], output_format: str) -> int:
+    """Print a constant of the rules as a YAML block, in the order its entries are declared."""
+    from engine.check.symbols import did_you_mean
+    from engine.evaluate.program import compile_program
+    from engine.report.render_const import render_constant
+
+    ruleset = _ruleset(rules, None)
+    constants = ruleset.checked.symbols.consts
+    if name not in constants:
+        hint = did_you_mean(name, constants)
+        message = f"no constant named `{name}`" + (f"; {hint}" if hint else "")
+        raise RulecheckError([Diagnostic("UNKNOWN_NAME", message)], ExitCode.USAGE)
+    text = render_constant(name, compile_program(ruleset).compiler.constant(name))
+    declaration = ruleset.hashed.by_name()[name]
+    data = {"constant": name, "hash": declaration.hash, "yaml": text}
+    click.echo(to_json(data) if output_format == "json" else text, nl=False)
+    return 0
+
+
+@main.command()
 @rules_option
 @format_option
 @out_option

@@ -251,8 +251,11 @@ def _section(text: str) -> str:
     return " ".join(text.split()[:2]).rstrip(":,")
 
 
-def _freeze(value: Value) -> object:
-    return tuple(sorted(value.items())) if isinstance(value, dict) else value
+def _freeze(value: Value | object) -> object:
+    # a map may hold maps (`limits` holds the per-arm concurrency)
+    if isinstance(value, dict):
+        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
+    return value
 
 
 ENCODED = [entry for entry in REGISTRY if entry.owner == RULES]

@@ -24,6 +24,8 @@ class Type:
     dimension: Dimension | None = None
     kinds: tuple[str, ...] = ()
     element: Type | None = None
+    # a map whose entries are of different types (a record: `limits`), each entry's own
+    fields: tuple[tuple[str, Type], ...] = ()
 
     def render(self) -> str:
         """A short human description, e.g. `tokens`, `text`, `set of claim`."""
@@ -359,7 +361,7 @@ class TypeChecker:
                 for key in sorted({key for key in keys if keys.count(key) > 1}):
                     self.error("DUPLICATE_NAME", f"map key `{key}` appears twice", node.span)
                 values = [self.expr(value, scope, constant) for _, value in node.entries]
-                return Type("map", element=self._unify(values, node.span))
+                return self._map_type(keys, values)
             case ast.Unary():
                 operand = self.expr(node.operand, scope, constant)
                 if node.op == "not":
@@ -395,6 +397,13 @@ class TypeChecker:
             return found
         self.error("TYPE_MISMATCH", f"`{op}` needs a number, found {found.render()}", span)
         return ANY
+
+    def _map_type(self, keys: list[str], values: list[Type]) -> Type:
+        """A map of one value type, or a record: each entry keeps its own type."""
+        known = [t for t in values if t.tag not in ("any", "null")]
+        if all(_compatible(known[0], other) for other in known[1:]):
+            return Type("map", element=known[0] if known else ANY)
+        return Type("map", element=ANY, fields=tuple(zip(keys, values, strict=True)))
 
     def _unify(self, types: list[Type], span: ast.Span) -> Type:
         known = [t for t in types if t.tag not in ("any", "null")]
@@ -455,7 +464,8 @@ class TypeChecker:
             return ANY
         if target.tag == "map":
             self._map_key(node)
-            return target.element or ANY
+            entries = dict(target.fields)
+            return entries.get(node.name, target.element or ANY)
         if target.tag != "node":
             self.error(
                 "TYPE_MISMATCH",
