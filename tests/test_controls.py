@@ -185,7 +185,7 @@ def shipped() -> Shipped:
 
 # The controls and mutations of seed 000 with no declared case yet: each is reported as a
 # failure. The list shrinks as specimens are added; a control that loses its case fails here.
-NOT_YET = {("control", c) for c in ("C19", "C22")} | {
+NOT_YET = {("control", c) for c in ("C22",)} | {
     ("mutation", c) for c in ("C08", "C21")
 }
 
