@@ -982,6 +982,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     adjudication_manifest: dict[str, Any] = {
         "frozen_at": utc_at(adjudication_frozen_s),
         "records": [],
+        "oracle_defects": [],
     }
 
     manifest: dict[str, Any] = {

@@ -607,6 +607,16 @@ def _m_raters(c: Campaign) -> None:
     records[1]["rater"] = records[0]["rater"]
 
 
+def _m_oracle_defective(c: Campaign) -> None:
+    defect = {"task_id": "T6", "obligation_id": "T6-O2", "reviewers": ["rater-1", "rater-2"]}
+    c.adjudication_manifest["oracle_defects"].append({**defect, "defect": "invalid syntax"})
+
+
+def _m_oracle_defect_unfounded(c: Campaign) -> None:
+    defect = {"task_id": "T99", "obligation_id": "T99-O2", "reviewers": ["rater-1"]}
+    c.adjudication_manifest["oracle_defects"].append({**defect, "defect": "invalid syntax"})
+
+
 ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     # 000_admission.rules
     "evaluated_with_frozen_rules": ("RULESET_NOT_FROZEN", _m_ruleset_hash, False),
@@ -690,6 +700,8 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "every_blind_answer_rated": ("RATINGS_INCOMPLETE", _m_incomplete, True),
     "disagreements_resolved": ("DISAGREEMENT_UNRESOLVED", _m_unresolved, True),
     "primary_raters_distinct": ("PRIMARY_RATERS_NOT_DISTINCT", _m_raters, True),
+    "oracles_not_defective": ("ORACLE_DEFECTIVE", _m_oracle_defective, True),
+    "oracle_defects_founded": ("ORACLE_DEFECT_UNFOUNDED", _m_oracle_defect_unfounded, True),
 }
 
 # A pair of reviews that overlaps is also two requests that overlap on the host.
@@ -794,6 +806,8 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "every_blind_answer_rated",
             "disagreements_resolved",
             "primary_raters_distinct",
+            "oracles_not_defective",
+            "oracle_defects_founded",
         ),
     ),
 )

@@ -183,29 +183,23 @@ def shipped() -> Shipped:
     return Shipped(controls_json(table, rows), controls_markdown(table, rows))
 
 
-# The controls and mutations of seed 000 with no declared case yet: each is reported as a
-# failure. The list shrinks as specimens are added; a control that loses its case fails here.
-NOT_YET = {("control", c) for c in ("C02", "C03", "C04", "C19", "C22", "C23")} | {
-    ("mutation", c) for c in ("C08", "C21")
-}
-
-
-def test_the_seed_table_runs_every_specimen_it_has_and_names_what_is_missing(
-    shipped: Shipped,
-) -> None:
+def test_the_seed_table_passes_every_control_and_mutation(shipped: Shipped) -> None:
     rows = shipped.data["rows"]
-    failed = {(r["kind"], r["id"]) for r in rows if not r["passed"]}
-    assert failed == NOT_YET
+    assert [(r["kind"], r["id"]) for r in rows if not r["passed"]] == []
+    assert (shipped.data["passed"], shipped.data["failed"]) == (len(rows), 0)
+    assert shipped.markdown.splitlines()[-1] == f"{len(rows)} passed, 0 failed"
     assert not [r for r in rows if r["kind"] == "case"]  # the table names every case
     assert [r["observed"] for r in rows if r["kind"] == "accepted"] == ["accepted: ADVANCE"]
     controls = [r["id"] for r in rows if r["kind"] == "control"]
     assert controls == [f"C{n:02d}" for n in range(1, 24)]
-    assert len([r for r in rows if r["kind"] == "mutation"]) == 17
-    missing = {r["reason"] for r in rows if (r["kind"], r["id"]) in NOT_YET}
-    assert missing == {
-        "the table names no case for this control",
-        "the table names no case that applies this mutation",
-    }
+    mutations = [r for r in rows if r["kind"] == "mutation"]
+    assert len(mutations) == 17
+    # the mutation of a rule file is attributed to C21 through the rule it lets escape
+    [rule_file] = [r for r in mutations if r["title"] == "make a cost/time cap an OR condition"]
+    assert (rule_file["id"], rule_file["expected"]) == (
+        "C21",
+        "cost_time_scorecard no longer fails",
+    )
 
 
 def test_docs_controls_is_the_generated_report(shipped: Shipped) -> None:
@@ -222,3 +216,67 @@ def test_a_case_no_row_names_is_still_shown(tmp_path: Path) -> None:
     shown = [r["title"] for r in run.data["rows"] if r["kind"] == "case"]
     assert "the run total exactly on its ceiling" in shown
     assert len(shown) == WRITTEN - 3  # the accepted run, K1's case and its mutation's
+
+
+def _rule_mutation_table(tmp_path: Path, escapes: str) -> Path:
+    """The small table with a mutation of its rule file: the answer ceiling one token
+    higher, so that K1's specimen (one token over it) escapes answer_within_ceiling."""
+    rules = SMALL.parent / "eval.rules"
+    case = {
+        "name": "the answer ceiling one token higher in the rules",
+        "check": str(SMALL.parent / "accepted"),
+        "rule_edits": [
+            {
+                "file": str(rules),
+                "text": "const max_answer_tokens = 2_000 tokens",
+                "replace": "const max_answer_tokens = 2_001 tokens",
+            }
+        ],
+        "edits": [{"file": "answers.jsonl", "pointer": "/2/tokens", "value": 2001}],
+        "expect": {
+            "verdict": "MEETS_BAR",
+            "violated": [],
+            "changed": ["max_answer_tokens"],
+            "rules": {"answer_within_ceiling": "pass"},
+        },
+    }
+    cases = tmp_path / "rule.cases.yaml"
+    cases.write_text(
+        yaml.safe_dump({"rules": [str(rules)], "cases": [case]}, sort_keys=False), "utf-8"
+    )
+
+    def change(data: dict[str, Any]) -> None:
+        data["mutations"].append(
+            {
+                "mutation": "a looser answer ceiling",
+                "owner": "K1",
+                "escapes": escapes,
+                "case": case["name"],
+            }
+        )
+
+    path = _table(tmp_path, change)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["cases"].append(str(cases))
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_rule_file_mutation_passes_when_its_owners_specimen_escapes_the_rule(
+    tmp_path: Path,
+) -> None:
+    run = CliRun(["controls", str(_rule_mutation_table(tmp_path, "answer_within_ceiling"))])
+    run.assert_clean()
+    assert run.exit_code == 0, run.stdout
+    assert "PASS K1   a looser answer ceiling: answer_within_ceiling no longer fails" in run.stdout
+
+
+def test_a_rule_file_mutation_fails_unless_the_owner_requires_the_escaped_rule_to_fail(
+    tmp_path: Path,
+) -> None:
+    table = _rule_mutation_table(tmp_path, "total_tokens")
+    run = CliRun(["controls", str(table), "--format", "json"])
+    assert run.exit_code == 1
+    row = next(r for r in run.data["rows"] if r["title"] == "a looser answer ceiling")
+    assert not row["passed"]
+    assert "no passing case of the owning control requires total_tokens to fail" in row["reason"]

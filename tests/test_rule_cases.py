@@ -529,3 +529,73 @@ def test_value_of_a_file_the_bundle_lacks_is_a_located_usage_error(
     [diagnostic] = run.data["diagnostics"]
     assert diagnostic["code"] == "CASES_EDIT"
     assert diagnostic["location"]["pointer"] == "/cases/0/edits/0"
+
+
+def _ceiling_loosened(
+    changed: list[str], text: str = "const max_answer_tokens = 2_000 tokens"
+) -> dict[str, object]:
+    """One token over the answer ceiling, judged by the rules with the ceiling one token
+    higher (a mutation of the rule file, applied in memory)."""
+    rule_edit = {
+        "file": str(PROTOCOL / "eval.rules"),
+        "text": text,
+        "replace": "const max_answer_tokens = 2_001 tokens",
+    }
+    return {
+        "cases": [
+            {
+                "name": "one token over the ceiling, the ceiling moved",
+                "check": "accepted",
+                "rule_edits": [rule_edit],
+                "edits": [{"file": "answers.jsonl", "pointer": "/2/tokens", "value": 2001}],
+                "expect": {
+                    "verdict": "MEETS_BAR",
+                    "changed": changed,
+                    "rules": {"answer_within_ceiling": "pass"},
+                },
+            }
+        ]
+    }
+
+
+def test_a_rule_edit_runs_its_case_against_the_edited_rules_and_names_the_change(
+    tmp_path: Path,
+) -> None:
+    before = _digests(PROTOCOL)
+    run = CliRun(["test", str(_write(tmp_path, _ceiling_loosened(["max_answer_tokens"])))])
+    run.assert_clean()
+    assert run.exit_code == 0, run.stdout
+    assert _digests(PROTOCOL) == before  # the rule file is never written
+    # the declaration the edit changes, as `rulecheck diff` names it, is an expectation
+    wrong = CliRun(["test", str(_write(tmp_path, _ceiling_loosened(["answer_within_ceiling"])))])
+    assert wrong.exit_code == 1
+    assert "changed" in wrong.stdout and "max_answer_tokens" in wrong.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("const max_answer_tokens = 9 tokens", "found nowhere"), ("tokens", "times")],
+    ids=["nowhere", "many_times"],
+)
+def test_a_rule_edit_replaces_exactly_one_occurrence(
+    text: str, message: str, tmp_path: Path
+) -> None:
+    run = CliRun(["test", str(_write(tmp_path, _ceiling_loosened([], text))), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "CASES_EDIT"
+    assert message in diagnostic["message"]
+    assert diagnostic["location"]["pointer"] == "/cases/0/rule_edits/0"
+
+
+def test_a_rule_edit_of_a_file_outside_the_cases_rules_is_a_usage_error(tmp_path: Path) -> None:
+    data = _ceiling_loosened([])
+    case = data["cases"][0]  # type: ignore[index]
+    other = tmp_path / "other.rules"
+    other.write_text("const max_answer_tokens = 2_000 tokens\n", encoding="utf-8")
+    case["rule_edits"][0]["file"] = str(other)
+    run = CliRun(["test", str(_write(tmp_path, data)), "--format", "json"])
+    assert run.exit_code == 2
+    assert run.data["diagnostics"][0]["code"] == "CASES_EDIT"
+    assert "no rule file the case runs against" in run.data["diagnostics"][0]["message"]

@@ -47,10 +47,13 @@ class Mutation:
     code: str | None
     fails: str | None
     where: Location
+    escapes: str | None = None
 
     @property
     def intended(self) -> str:
         """The intended reason, as the report shows it."""
+        if self.escapes is not None:
+            return f"{self.escapes} no longer fails"
         return self.code if self.code is not None else f"{self.fails} fails"
 
 
@@ -112,6 +115,7 @@ def read_control_table(path: Path) -> ControlTable:
             m.get("code"),
             m.get("fails"),
             at(f"/mutations/{n}"),
+            m.get("escapes"),
         )
         for n, m in enumerate(data["mutations"])
     )
@@ -164,7 +168,11 @@ def control_rows(table: ControlTable, groups: list[Group]) -> list[Row]:
     results = {r.case.name: r for group in groups for r in group.results}
     rows = [_result_row("accepted", results[name]) for name in table.accepted]
     rows += [_control_row(c, [results[name] for name in c.cases]) for c in table.controls]
-    rows += [_mutation_row(m, results.get(m.case or "")) for m in table.mutations]
+    owners = {c.id: [results[name] for name in c.cases] for c in table.controls}
+    rows += [
+        _mutation_row(m, results.get(m.case or ""), owners.get(m.owner, []))
+        for m in table.mutations
+    ]
     named = {*table.accepted, *(n for c in table.controls for n in c.cases)}
     named |= {m.case for m in table.mutations if m.case is not None}
     # a case of the files that no row names still ran: it is shown, so that it cannot fail
@@ -249,7 +257,7 @@ def _control_row(control: Control, results: list[CaseResult]) -> Row:
     )
 
 
-def _mutation_row(mutation: Mutation, result: CaseResult | None) -> Row:
+def _mutation_row(mutation: Mutation, result: CaseResult | None, owner: list[CaseResult]) -> Row:
     if result is None:
         reason = "the table names no case that applies this mutation"
         return Row(
@@ -273,6 +281,8 @@ def _mutation_row(mutation: Mutation, result: CaseResult | None) -> Row:
     seen = result.observed.rules.get(mutation.fails or "")
     if mutation.fails is not None and (seen is None or seen.outcome != "fail"):
         reasons.append(f"the owning control's rule {mutation.fails} does not fail")
+    if mutation.escapes is not None:
+        reasons += _escape_problems(mutation.escapes, result, owner)
     return Row(
         "mutation",
         mutation.owner,
@@ -283,6 +293,34 @@ def _mutation_row(mutation: Mutation, result: CaseResult | None) -> Row:
         not reasons,
         "; ".join(reasons),
     )
+
+
+def _escapes_seen(name: str, result: CaseResult) -> bool:
+    """True when the case expects rule `name` to fail, and it did."""
+    wanted = result.case.expect.get("rules", {}).get(name)
+    if isinstance(wanted, dict):
+        failing = wanted.get("violations") or wanted.get("failing")
+        expects_fail = wanted.get("outcome") == "fail" or bool(failing)
+    else:
+        expects_fail = wanted == "fail"
+    seen = result.observed.rules.get(name)
+    return expects_fail and seen is not None and seen.outcome == "fail"
+
+
+def _escape_problems(name: str, result: CaseResult, owner: list[CaseResult]) -> list[str]:
+    """Why a mutation of the rules is not caught by its owning control: it changes no
+    declaration, the rule it breaks still fails under it, or no case of the owner
+    requires that rule to fail on the rules as written (so the owner's result is what
+    changes)."""
+    problems = []
+    if not result.case.rule_edits or not result.case.expect.get("changed"):
+        problems.append("its case edits no rule file, or does not say which declarations change")
+    seen = result.observed.rules.get(name)
+    if seen is None or seen.outcome != "pass":
+        problems.append(f"the rule {name} does not pass under the mutation")
+    if not any(r.passed and _escapes_seen(name, r) for r in owner):
+        problems.append(f"no passing case of the owning control requires {name} to fail")
+    return problems
 
 
 def row_counts(rows: list[Row]) -> tuple[int, int]:

@@ -43,6 +43,18 @@ class Edit:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleEdit:
+    """One change to the rules a case runs against, in memory: the one occurrence of
+    `text` in the rule file `file` (a path the case file writes, among its rules) replaced
+    by `replace`. The rule files themselves are never written."""
+
+    file: Path
+    text: str
+    replace: str
+    where: Location
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     """One case: what it runs, over which files, and what it expects."""
 
@@ -61,6 +73,7 @@ class Case:
     reseal: bool
     expect: dict[str, Any]
     positions: dict[str, tuple[int, int]]
+    rule_edits: tuple[RuleEdit, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -259,6 +272,12 @@ def _case(
         )
         for n, e in enumerate(spec.get("edits", []))
     )
+    rule_edits = tuple(
+        RuleEdit(
+            _joined(folder, e["file"]), e["text"], e["replace"], at(f"{pointer}/rule_edits/{n}")
+        )
+        for n, e in enumerate(spec.get("rule_edits", []))
+    )
     return Case(
         file=file,
         name=spec["name"],
@@ -275,6 +294,7 @@ def _case(
         reseal=bool(spec.get("reseal", False)),
         expect=spec["expect"],
         positions=positions,
+        rule_edits=rule_edits,
     )
 
 

@@ -27,11 +27,13 @@ from engine.evaluate.protocol import (
     protocol_freeze,
     protocol_seal,
 )
+from engine.freeze.lock import dump_lock
 from engine.pointer import pointer_tokens
 from engine.report.evaluation_report import exact
 from engine.report.export import document_bytes
 from engine.report.graph_report import passed as graph_passed
 from engine.report.protocol_report import protocol_passed
+from engine.ruleset import Ruleset
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +93,10 @@ class Prepared:
         return file
 
 
-def prepare(case: Case, scratch: Path) -> Prepared:
-    """The files a case runs on: the originals, or an edited copy under `scratch`.
+def prepare(case: Case, scratch: Path, ruleset: Ruleset | None = None) -> Prepared:
+    """The files a case runs on: the originals, or an edited copy under `scratch`
+    (`ruleset`, the rules the case runs against, gives the values `value_of` reads of
+    them).
 
     Raises:
         RulecheckError: exit 2 when an edit names no file of the case or no place in it.
@@ -114,7 +118,10 @@ def prepare(case: Case, scratch: Path) -> Prepared:
             target = paths.inside(copy, edit.file, strict_segments=True)
             if target is None or not target.is_file() or target.is_symlink():
                 raise _edit_error(edit, f"the bundle has no file `{edit.file}` to edit")
-            _apply(_valued(edit, copy), target)
+            if edit.value_of is not None and edit.value_of[0] == "rules_lock":
+                _write_lock(edit, target, ruleset)
+                continue
+            _apply(_valued(edit, copy, ruleset), target)
         return Prepared(copy, (), ((str(copy), str(case.bundle)),))
     inputs = dict(case.inputs)
     shown = []
@@ -141,11 +148,16 @@ def prepare(case: Case, scratch: Path) -> Prepared:
     return Prepared(None, tuple(inputs.items()), tuple(shown))
 
 
-def _valued(edit: Edit, copy: Path) -> Edit:
-    """The edit with its `value_of` computed from the copy as the edits so far left it."""
+def _valued(edit: Edit, copy: Path, ruleset: Ruleset | None) -> Edit:
+    """The edit with its `value_of` computed from the copy as the edits so far left it,
+    or from the rules the case runs against."""
     if edit.value_of is None:
         return edit
     measure, relative = edit.value_of
+    if measure == "ruleset_hash":
+        if ruleset is None:
+            raise _edit_error(edit, "`ruleset_hash` reads the rules a case runs against")
+        return dataclasses.replace(edit, value=ruleset.hashed.ruleset_hash)
     if measure == "record_sha256":
         return dataclasses.replace(edit, value=_record_sha256(edit, copy, relative))
     # read as the rules' `file_sha256` and `file_size` read it: inside the bundle, a
@@ -155,6 +167,16 @@ def _valued(edit: Edit, copy: Path) -> Edit:
         raise _edit_error(edit, f"`value_of` names no readable file `{relative}` of the bundle")
     value = hashlib.sha256(data).hexdigest() if measure == "file_sha256" else len(data)
     return dataclasses.replace(edit, value=value)
+
+
+def _write_lock(edit: Edit, target: Path, ruleset: Ruleset | None) -> None:
+    """The whole file replaced by the lock `rulecheck freeze` writes of the rules the case
+    runs against, as whoever changed those rules would lock them."""
+    if ruleset is None:
+        raise _edit_error(edit, "`rules_lock` reads the rules a case runs against")
+    if edit.pointer != "":
+        raise _edit_error(edit, '`rules_lock` replaces a whole file: `pointer: ""`')
+    target.write_bytes(dump_lock(ruleset.hashed).encode("utf-8"))
 
 
 def _record_sha256(edit: Edit, copy: Path, named: str) -> str:

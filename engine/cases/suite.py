@@ -8,17 +8,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.cases.files import Case, CaseFile
+from engine.cases.files import Case, CaseFile, RuleEdit
 from engine.cases.mutate import Mutant, changed_rules, mutant_ruleset, mutants
 from engine.cases.run import Difference, Observed, Prepared, compare, prepare, run_case
+from engine.check import check_rules
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.inputs import declared_graphs
 from engine.evaluate.program import Program, compile_program
 from engine.evaluate.protocol import declared_protocols
+from engine.freeze.diff import diff_sides, ruleset_side
+from engine.freeze.hashing import hash_ruleset
+from engine.limits import read_input
 from engine.progress import advance
 from engine.ruleset import Ruleset, load_ruleset
 from engine.syntax import ast
+from engine.syntax.parse import grammar_version, parse_text
+from engine.textlines import normalize_newlines
 
 RULE_TYPES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl)
 OUTCOMES = ("pass", "fail", "vacuous")
@@ -45,6 +51,8 @@ class Group:
     ruleset: Ruleset
     program: Program
     cases: list[Case] = field(default_factory=list)
+    # the declarations a case's `rule_edits` change, as `rulecheck diff` names them
+    changed: tuple[str, ...] = ()
     prepared: list[Prepared] = field(default_factory=list)
     results: list[CaseResult] = field(default_factory=list)
 
@@ -70,11 +78,66 @@ def load_groups(
             groups[key] = Group(case_file.rules, ruleset, compile_program(ruleset))
         group = groups[key]
         for case in case_file.cases:
+            if case.rule_edits:
+                edited = edited_group(group, case)
+                problems += unknown_names(edited.program, case)
+                edited.cases.append(case)
+                groups[(*key, Path(case.file), Path(case.name))] = edited
+                continue
             problems += unknown_names(group.program, case)
             group.cases.append(case)
     if problems:
         raise RulecheckError(problems, ExitCode.USAGE)
-    return list(groups.values())
+    return [group for group in groups.values() if group.cases]
+
+
+def edited_group(group: Group, case: Case) -> Group:
+    """A group of one case that runs against its rules with the case's `rule_edits`
+    applied in memory, and the declarations those edits change.
+
+    Raises:
+        RulecheckError: exit 2 when an edit names no rule file of the case, or text that
+            is not in it exactly once, or the edited rules do not check.
+    """
+    texts = {}
+    for rule_file in group.ruleset.checked.files:
+        texts[Path(rule_file.path).resolve()] = rule_file
+    replaced: dict[Path, str] = {}
+    for edit in case.rule_edits:
+        target = edit.file.resolve()
+        if target not in texts:
+            raise _rule_edit_error(edit, f"`{edit.file}` is no rule file the case runs against")
+        text = replaced.get(target)
+        if text is None:
+            text = normalize_newlines(read_input(target).decode("utf-8"))
+        found = text.count(edit.text)
+        if found != 1:
+            where = "nowhere" if found == 0 else f"{found} times"
+            message = f"`text:` is found {where} in `{edit.file}`; it must be once"
+            raise _rule_edit_error(edit, message)
+        replaced[target] = text.replace(edit.text, edit.replace)
+    files = []
+    for path, rule_file in texts.items():
+        if path not in replaced:
+            files.append(rule_file)
+            continue
+        try:
+            files.append(parse_text(replaced[path], rule_file.path))
+        except RulecheckError as error:
+            raise RulecheckError(error.diagnostics, ExitCode.USAGE) from None
+    checked = check_rules(files)
+    if not checked.ok:
+        raise RulecheckError(list(checked.diagnostics), ExitCode.USAGE)
+    ruleset = Ruleset(checked, hash_ruleset(checked, grammar_version()))
+    diff = diff_sides(
+        ruleset_side("rules", group.ruleset.hashed), ruleset_side("edited", ruleset.hashed)
+    )
+    changed = tuple(c.name for c in diff.changes if not c.via)
+    return Group(group.rules, ruleset, compile_program(ruleset), changed=changed)
+
+
+def _rule_edit_error(edit: RuleEdit, message: str) -> RulecheckError:
+    return RulecheckError([Diagnostic("CASES_EDIT", message, edit.where)], ExitCode.USAGE)
 
 
 def unknown_names(program: Program, case: Case) -> list[Diagnostic]:
@@ -112,7 +175,7 @@ def prepare_groups(groups: Sequence[Group], scratch: Path) -> None:
     number = 0
     for group in groups:
         for case in group.cases:
-            group.prepared.append(prepare(case, scratch / str(number)))
+            group.prepared.append(prepare(case, scratch / str(number), group.ruleset))
             number += 1
 
 
@@ -122,7 +185,11 @@ def run_group(group: Group, program: Program | None = None) -> list[CaseResult]:
     results = []
     for case, prepared in zip(group.cases, group.prepared, strict=True):
         observed = run_case(chosen, case, prepared)
-        results.append(CaseResult(case, observed, tuple(compare(case, observed))))
+        differences = compare(case, observed)
+        wanted = case.expect.get("changed")
+        if wanted is not None and sorted(wanted) != sorted(group.changed):
+            differences.append(Difference("changed", sorted(wanted), sorted(group.changed)))
+        results.append(CaseResult(case, observed, tuple(differences)))
     return results
 
 
@@ -245,4 +312,10 @@ def run_suite(groups: list[Group], mutate: bool = False) -> list[list[MutantResu
             group.results = run_group(group)
             done += len(group.cases)
             advance(done, total)
-        return [mutate_group(group) for group in groups] if mutate else []
+        # the threshold mutants are of the rules as written, never of a case's edited rules
+        if not mutate:
+            return []
+        return [
+            [] if any(c.rule_edits for c in group.cases) else mutate_group(group)
+            for group in groups
+        ]
