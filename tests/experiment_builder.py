@@ -238,19 +238,7 @@ def bundle() -> dict[str, Any]:
             output["output"] = f"{trial_id}-O{n}"
         record["attempts"] = attempts(record)
         trials.append(record)
-        for check in trial_set.CHECKS:
-            for run, result in enumerate(runs.get(check, ("PASS",)), start=1):
-                results.append(
-                    {
-                        "trial": trial_id,
-                        "check": check,
-                        "run": run,
-                        "outcome": result,
-                        "oracle_version": trial_set.ORACLE_VERSION,
-                        "candidate_tree": tree,
-                        "environment_image": trial_set.IMAGE,
-                    }
-                )
+        results += trial_set.check_results(trial_id, tree, runs)
     manifest = {
         "experiment_id": "orchestration-synthetic-1",
         "synthetic": True,

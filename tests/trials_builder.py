@@ -327,21 +327,27 @@ def bundle() -> dict[str, Any]:
         if arm == "RECURSIVE_CONCURRENT":
             trials[-1]["concurrent_workers"] = 4
             trials[-1]["concurrent_actions"] = [dict(a) for a in CONCURRENT_ACTIONS]
-        for check in CHECKS:
-            for run, result in enumerate(runs.get(check, ("PASS",)), start=1):
-                results.append(
-                    {
-                        "trial": trial_id,
-                        "check": check,
-                        "run": run,
-                        "outcome": result,
-                        "oracle_version": ORACLE_VERSION,
-                        "candidate_tree": tree,
-                        "environment_image": IMAGE,
-                    }
-                )
+        results += check_results(trial_id, tree, runs)
     oracle = {**copy.deepcopy(ORACLE), "controller": controller_release()}
     return {"oracle": oracle, "trials": trials, "results": results}
+
+
+def check_results(trial_id: str, tree: str, runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The oracle's results for one trial: every check once, passing, unless `runs` gives
+    the outcomes of its runs in order."""
+    return [
+        {
+            "trial": trial_id,
+            "check": check,
+            "run": run,
+            "outcome": result,
+            "oracle_version": ORACLE_VERSION,
+            "candidate_tree": tree,
+            "environment_image": IMAGE,
+        }
+        for check in CHECKS
+        for run, result in enumerate(runs.get(check, ("PASS",)), start=1)
+    ]
 
 
 class _NoAliases(yaml.SafeDumper):

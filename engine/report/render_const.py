@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.syntax.format import decimal_spelling
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # keys a YAML 1.1 reader takes for booleans or null when written plain
@@ -74,20 +75,10 @@ def _scalar(value: Any, path: str) -> str:
 
 
 def _number(value: Fraction, path: str) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    denominator, twos, fives = value.denominator, 0, 0
-    while denominator % 2 == 0:
-        denominator, twos = denominator // 2, twos + 1
-    while denominator % 5 == 0:
-        denominator, fives = denominator // 5, fives + 1
-    if denominator != 1:
-        raise _refuse(path, f"{value} is no terminating decimal")
-    places = max(twos, fives)
-    scaled = value * 10**places
-    digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-    sign = "-" if value < 0 else ""
-    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+    try:
+        return decimal_spelling(value)
+    except ValueError:
+        raise _refuse(path, f"{value} is no terminating decimal") from None
 
 
 def _refuse(path: str, why: str) -> RulecheckError:

@@ -297,7 +297,7 @@ def _bool_op(expr: ast.BoolOp) -> tuple[str, int]:
 
 
 def _number(number: ast.Number) -> tuple[str, int]:
-    text = number.text or _decimal(number.value)
+    text = number.text or decimal_spelling(number.value)
     signs = len(text) - len(text.lstrip("-"))
     if signs > 1:  # `- -3` is kept as one literal spelled "--3"; print it as `- -3`
         text = "- " * (signs - 1) + text[signs - 1 :]
@@ -306,8 +306,12 @@ def _number(number: ast.Number) -> tuple[str, int]:
     return text, (_NEG if text.startswith("-") else _POSTFIX)
 
 
-def _decimal(value: Fraction) -> str:
-    """A plain decimal spelling of `value` (for numbers built without a spelling)."""
+def decimal_spelling(value: Fraction) -> str:
+    """The plain decimal spelling of `value`, exact (for numbers built without a spelling).
+
+    Raises:
+        ValueError: `value` has no finite decimal spelling (such as 1/3).
+    """
     sign = "-" if value < 0 else ""
     magnitude = abs(value)
     if magnitude.denominator == 1:
