@@ -88,6 +88,9 @@ def test_decision_and_scorecards_come_first_then_a_plot_per_compared_rule(
         assert f'id="table-{table["name"]}"' in campaign_page
 
 
+_FAMILIES = ("outcome", "decomposition", "parallelism", "cost", "stopping")
+
+
 def test_a_table_grouped_by_its_first_column_is_plotted_per_group() -> None:
     # seed 001's trials: each arm's verified progress, one dot per trial and the median
     run = CliRun(["check", str(REPO / "controls" / "trials"), "--format", "html"])
@@ -95,7 +98,11 @@ def test_a_table_grouped_by_its_first_column_is_plotted_per_group() -> None:
     page = Page(run.stdout)
     names = {a.get("id") for t, a in page.tags if t == "figure"}
     assert "distribution-trial_outcomes-verified_progress" in names
-    assert page.count("svg") == page.count("figure", **{"class": "distribution"}) >= 1
+    # each arm-and-metric distribution table (n, median, quartiles, min, max) is a box plot
+    boxes = {f"box-{family}_distributions-value" for family in _FAMILIES}
+    assert boxes <= names
+    dots, box = (page.count("figure", **{"class": c}) for c in ("distribution", "box"))
+    assert page.count("svg") == dots + box and dots >= 1 and box == len(boxes)
 
 
 def test_an_unavailable_figure_names_its_missing_fields() -> None:
