@@ -19,7 +19,7 @@ import networkx as nx
 from engine.check.decisions import gates_read
 from engine.check.protocols import reads
 from engine.check.symbols import location
-from engine.errors import Diagnostic
+from engine.errors import Diagnostic, Severity
 from engine.evaluate.compile import Compiled, Compiler, Context
 from engine.evaluate.gates import (
     CompiledBudget,
@@ -239,28 +239,41 @@ class Program:
     def _undecided(self, name: str, why: Undecided) -> Diagnostic:
         decl = self.ruleset.checked.symbols.declarations[name]
         assert isinstance(decl, ast.DecisionDecl)
-        where = location(decl.rows[why.row - 1].span)
-        return Diagnostic(
+        row = decl.rows[why.row - 1]
+        return self._about(
+            name,
+            row.span,
             DECISION_UNDECIDED,
             f"decision `{name}` cannot be decided: row {why.row} "
-            f"(`{decl.rows[why.row - 1].verdict.text}`) cannot be read: {why.message}",
-            dataclasses.replace(where, file=portable_path(where.file)),
-            hint="an outcome that could not be evaluated is neither true nor false; fix the "
+            f"(`{row.verdict.text}`) cannot be read: {why.message}",
+            "error",
+            "an outcome that could not be evaluated is neither true nor false; fix the "
             "input or the rule the error names",
-            rule=name,
-            rule_hash=self.ruleset.hashed.by_name()[name].hash,
         )
 
     def _vacuous(self, name: str) -> Diagnostic:
         decl = self.ruleset.checked.symbols.declarations[name]
         what = ast.declaration_kind(decl)
-        where = location(decl.name.span)
-        return Diagnostic(
+        return self._about(
+            name,
+            decl.name.span,
             VACUOUS,
             f"{what} `{name}` binds nothing on this input: its outcome is not evidence",
+            "warning",
+            "check that the rule's `for` clauses and ledger reach the records they mean to",
+        )
+
+    def _about(
+        self, name: str, span: ast.Span, code: str, message: str, severity: Severity, hint: str
+    ) -> Diagnostic:
+        """A diagnostic about rule `name`, located at `span` of its rule file, with its hash."""
+        where = location(span)
+        return Diagnostic(
+            code,
+            message,
             dataclasses.replace(where, file=portable_path(where.file)),
-            severity="warning",
-            hint="check that the rule's `for` clauses and ledger reach the records they mean to",
+            severity=severity,
+            hint=hint,
             rule=name,
             rule_hash=self.ruleset.hashed.by_name()[name].hash,
         )
