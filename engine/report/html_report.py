@@ -18,6 +18,7 @@ from importlib import metadata, resources
 from typing import Any
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.runtime import Unavailable
 from engine.report import html_plots as plots
 from engine.report.evaluation_report import rounded
 from engine.units import UNITS
@@ -261,7 +262,7 @@ def _cell(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and "error" in value:
         return {"text": f"error: {value['error']}", "num": False}
     if isinstance(value, dict) and isinstance(value.get("unavailable"), list):
-        return {"text": "unavailable (missing " + ", ".join(value["unavailable"]) + ")"}
+        return {"text": rounded(Unavailable(tuple(value["unavailable"])))}
     return {"text": rounded(value) if value is None or isinstance(value, bool) else str(value)}
 
 
