@@ -32,6 +32,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Regenerates docs/performance.md whole: the machine, issue 12's targets (each figure beside
+# a floor measured in the same run; reasons for a missed target from tests/bench/notes.yaml),
+# then every section. Expected to take about 15 minutes on a quiet 2-core machine (estimated
+# from each section's last figures; keep it under 25) and needs about 1.5 GB free under /tmp.
+# `$(BIN)/python tests/bench/run.py --quick --out FILE` runs every section small in minutes.
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run.py --out docs/performance.md
 

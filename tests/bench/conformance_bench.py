@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,9 @@ from engine.ruleset import load_ruleset  # noqa: E402
 from engine.syntax import ast  # noqa: E402
 from tests.conformance_builder import Trace, reference  # noqa: E402
 
-RULECHECK = ROOT / ".venv" / "bin" / "rulecheck"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from answers_bench import rulecheck_command, run_child  # noqa: E402
+
 RENAMED = ("id", "entity", "node", "attempt", "subject", "ref", "cause", "decision_ref")
 
 
@@ -96,15 +96,8 @@ def replay_seconds(folder: Path) -> tuple[float, float, int]:
 
 def command_seconds(folder: Path) -> tuple[float, float, int, int]:
     """Wall and CPU seconds, peak memory (KiB) and exit code of `rulecheck conformance`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [str(RULECHECK), "conformance", str(folder)], capture_output=True, check=False
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, cpu, after.ru_maxrss, done.returncode
+    run = run_child([*rulecheck_command(), "conformance", str(folder)], ROOT)
+    return run.wall, run.cpu, run.max_rss // 1024, run.exit_code
 
 
 def section(sizes: tuple[int, ...]) -> str:

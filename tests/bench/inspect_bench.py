@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -29,6 +28,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 BIN = Path(sys.executable).parent
 RULECHECK = BIN / "rulecheck"
+sys.path.insert(0, str(HERE))
+
+from answers_bench import run_child  # noqa: E402
 
 _BUILD = """
 import sys
@@ -65,18 +67,8 @@ class Measured:
 
 def _measured(args: list[str], env: dict[str, str] | None = None) -> Measured:
     """Wall and CPU seconds and peak RSS of one child process (its own rusage)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if child.stderr is not None:
-        child.stderr.close()
-    return Measured(
-        wall,
-        usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
-        os.waitstatus_to_exitcode(status),
-    )
+    run = run_child(args, ROOT, env)
+    return Measured(run.wall, run.cpu, run.max_rss / 2**20, run.exit_code)
 
 
 def _pack(folder: Path, bundle: Path, count: int) -> Path:

@@ -6,27 +6,25 @@ trials; every trial keeps its results (one per hidden-check execution). Rules th
 every record of a kind with every other grow with the square of the set, so the sizes are
 the point.
 
-    python tests/bench/trials_bench.py --trials 1000 2000 4000 10000 [--timeout 600]
+    python tests/bench/trials_bench.py --trials 1000 10000
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
+from answers_bench import MIB, ChildRun, rulecheck_command, run_child  # noqa: E402
 from trials_builder import bundle, write  # noqa: E402
-
-RULECHECK = ROOT / ".venv" / "bin" / "rulecheck"
 
 
 def scaled_trials(trials: int) -> dict[str, Any]:
@@ -57,60 +55,73 @@ def scaled_trials(trials: int) -> dict[str, Any]:
     return documents
 
 
-def _run(args: list[str], timeout: float) -> tuple[float | None, float | None, int | None]:
-    """Wall and CPU seconds and the exit code of one run; (None, None, None) on a timeout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(args, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return None, None, None
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, cpu, done.returncode
+@dataclass(frozen=True)
+class TrialsRun:
+    """`evaluate trials` and `check` of one generated trial set, beside the floor."""
+
+    trials: int
+    results: int
+    evaluate: ChildRun
+    check: ChildRun
+    floor: ChildRun  # tests/bench/floor.py: every file of the set read and parsed
 
 
-def _seconds(value: float | None, timeout: float) -> str:
-    return f"> {timeout:,.0f} s (stopped)" if value is None else f"{value:,.1f} s"
-
-
-def section(sizes: tuple[int, ...], timeout: float = 600.0) -> str:
-    """A markdown table: evaluate and check of each trial-set size, one run each."""
-    lines = [
-        "## Trial sets",
-        "",
-        "`rulecheck evaluate trials` and `rulecheck check` on trial sets generated from seed",
-        "001's synthetic set (tests/bench/trials_bench.py), one run of each.",
-        "",
-        "| trials | results | step | wall | CPU | exit |",
-        "|---:|---:|---|---:|---:|---:|",
-    ]
+def measure(sizes: tuple[int, ...]) -> list[TrialsRun]:
+    """One run of `evaluate trials`, `check` and the floor on a set of each size."""
+    runs = []
+    rulecheck = rulecheck_command()
     for size in sizes:
         documents = scaled_trials(size)
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "trials"
             paths = write(folder, documents)
-            evaluate = [str(RULECHECK), "evaluate", "trials"]
+            evaluate = [*rulecheck, "evaluate", "trials"]
             evaluate += [f"--input={name}={path}" for name, path in paths.items()]
-            steps = {"evaluate": evaluate, "check": [str(RULECHECK), "check", str(folder)]}
-            for step, args in steps.items():
-                wall, cpu, code = _run(args, timeout)
-                lines.append(
-                    f"| {size:,} | {len(documents['results']):,} | {step} "
-                    f"| {_seconds(wall, timeout)} | {_seconds(cpu, timeout)} "
-                    f"| {'-' if code is None else code} |"
-                )
-                print(lines[-1], file=sys.stderr, flush=True)
-    return "\n".join(lines)
+            run = TrialsRun(
+                size,
+                len(documents["results"]),
+                run_child(evaluate, ROOT),
+                run_child([*rulecheck, "check", str(folder)], ROOT),
+                run_child([sys.executable, str(HERE / "floor.py"), str(folder)], ROOT),
+            )
+        if run.floor.exit_code != 0:
+            raise RuntimeError(f"the floor failed: {run.floor.stderr.decode(errors='replace')}")
+        print(f"trials {size:,}: evaluate {run.evaluate.cpu:.1f} s CPU", file=sys.stderr)
+        runs.append(run)
+    return runs
+
+
+def render(runs: list[TrialsRun]) -> str:
+    """A markdown table: evaluate and check of each trial-set size, one run each."""
+    lines = [
+        "## Trial sets",
+        "",
+        "`rulecheck evaluate trials` and `rulecheck check` on trial sets generated from seed",
+        "001's synthetic set (`tests/bench/trials_bench.py`), one run of each as a child",
+        "process; the *floor* is `tests/bench/floor.py` reading and parsing the same files.",
+        "",
+        "| trials | results | step | wall | CPU | peak RSS | exit |",
+        "|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        for step, child in (("evaluate", run.evaluate), ("check", run.check), ("floor", run.floor)):
+            lines.append(
+                f"| {run.trials:,} | {run.results:,} | {step} | {child.wall:,.1f} s "
+                f"| {child.cpu:,.1f} s | {child.max_rss / MIB:,.0f} MiB | {child.exit_code} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def section(sizes: tuple[int, ...]) -> str:
+    """The markdown section for the sizes given."""
+    return render(measure(sizes))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--trials", type=int, nargs="+", default=[1_000, 2_000, 4_000, 10_000])
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--trials", type=int, nargs="+", default=[1_000, 10_000])
     args = parser.parse_args()
-    print(section(tuple(args.trials), args.timeout))
+    print(section(tuple(args.trials)))
     return 0
 
 
