@@ -186,6 +186,10 @@ def _response(workflow: str, seq: int, op: Operation, status: str) -> str:
         return ""
     if status == "unsupported":
         return f"{op.tool}: not supported for this language server\n"
+    if status == "setup_error":
+        return f"{op.tool}: the provider could not open its project index for this call\n"
+    if status == "readiness_timeout":
+        return f"{op.tool}: the language server was not ready within its frozen readiness timeout\n"
     lines = [f"// {workflow} observation {seq} from {op.tool}"]
     lines += [
         f"export function step{n}(input: number): number {{ return input + {n}; }}"
@@ -205,6 +209,11 @@ def _status(system: str, op: Operation, block_number: int) -> str:
         return "error"
     if system == "serena" and op.tool == "find_symbol" and block_number == 7:
         return "truncated"
+    # Provider outcomes after valid setup (C19): neither evidence nor infrastructure failure.
+    if system == "madar" and op.tool == "impact" and block_number == 9:
+        return "setup_error"
+    if system == "serena" and op.tool == "find_symbol" and block_number == 11:
+        return "readiness_timeout"
     return "ok"
 
 
@@ -402,7 +411,7 @@ def build() -> dict[str, Any]:
 
 def _supports(item: dict[str, Any], operations: list[dict[str, Any]]) -> bool:
     op = next(o for o in operations if o["op_id"] == item["op_id"])
-    return bool(op["status"] in ("ok", "truncated"))
+    return bool(op["status"] == "ok")
 
 
 def _session(

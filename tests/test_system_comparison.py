@@ -131,6 +131,12 @@ def test_failures_and_capability_outcomes_are_reported_as_such() -> None:
     capability = _table(data, "sys_capability_outcomes")
     assert capability["serena"]["unsupported"] == 12  # C19: outcomes, not evidence
     assert capability["serena"]["setup_observations"] == 12
+    # Issue 13: truncated, setup-error and readiness-timeout records are outcomes too.
+    assert capability["serena"]["truncated"] == 1
+    assert capability["serena"]["readiness_timeout"] == 1
+    assert capability["madar"]["setup_error"] == 1
+    assert runs["W25"]["capability_outcomes"] == 1  # Madar's setup error
+    assert runs["W31"]["capability_outcomes"] == 2  # its readiness timeout and unsupported
 
 
 def test_every_case_beside_the_bundle_holds_and_every_rule_has_both_outcomes() -> None:
@@ -144,7 +150,7 @@ def test_every_case_beside_the_bundle_holds_and_every_rule_has_both_outcomes() -
     assert run.data["passed"] == written and run.data["failed"] == 0
     [coverage] = run.data["coverage"]
     ours = [r for r in coverage["rule_outcomes"] if r["name"].startswith("sys_")]
-    assert len(ours) == 83
+    assert len(ours) == 84
     missing = [r["name"] for r in ours if not {"pass", "fail"} <= set(r["reached"])]
     assert missing == []
     rows = [r for r in coverage["decision_rows"] if r["decision"] == "sys_recommendation"]
