@@ -437,6 +437,16 @@ BUILTINS: tuple[Builtin, ...] = (
         "text_bytes",
     ),
     Builtin(
+        "text_diff",
+        4,
+        "text_diff(old, new, old_label, new_label)",
+        "text",
+        "the unified diff from text `old` to text `new` (three lines of context, headed "
+        "`--- old_label` and `+++ new_label`, a line without its final newline marked as "
+        "`diff -u` marks it); empty when the texts are equal",
+        "text_diff",
+    ),
+    Builtin(
         "check",
         3,
         "check(PROTOCOL, files, given)",

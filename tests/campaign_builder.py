@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
 import hashlib
 import importlib.util
 import json
@@ -85,6 +86,13 @@ from engine.freeze.hashing import sha256_hex
 
 REPO = Path(__file__).resolve().parent.parent
 CONTROLS_CAMPAIGN = REPO / "controls" / "campaign"
+CONTROLS_DEVELOPMENT = REPO / "controls" / "development"
+# The development-only control (seed 000 §5): the two rounds alone, B revised once.
+DEVELOPMENT_OPTIONS: dict[str, Any] = {
+    "campaign_id": "synthetic-741-v1.0-development",
+    "stage": "development",
+    "b_revision": True,
+}
 DEFAULT_SEED = "741-v1.0-synthetic"
 RESPONSE_SCHEMA_PATH = "schemas/response_contract.schema.json"
 
@@ -216,6 +224,27 @@ ROLE_INSTRUCTIONS = {
         "same response allowance.\n"
     ),
 }
+# The one revision of B's instruction text round 1 may lead to (seed 000 §5), used by the
+# development-only control: one added sentence, no task name, source ID or oracle fact.
+B_REVISION_SENTENCE = (
+    "Before giving the final answer, re-read each exclusion reason against the evidence "
+    "lines it cites.\n"
+)
+B_PROMPT_VERSIONS = ("v1.0", "v1.1")
+B_V1_0_PART = "roles/B.v1.0"
+B_DIFF_PART = "diffs/B.v1.1"
+# The inputs whose sha256 each development round records beside its B instruction: what
+# a revision must leave unchanged (rules/000_development.rules `dev_unchanged_inputs`).
+DEV_UNCHANGED_INPUTS = (
+    "prompts/common.txt",
+    "prompts/roles/D.txt",
+    "prompts/roles/A.txt",
+    "prompts/schemas/D.txt",
+    "prompts/schemas/A.txt",
+    "prompts/schemas/B.txt",
+    "schemas/response_contract.schema.json",
+    "rules.lock",
+)
 ROLE_SCHEMAS = {
     "D": "Response schema: final-answer schema {schema}; reconciliation: null.\n",
     "A": "Response schema: final-answer schema {schema}; reconciliation: null.\n",
@@ -249,13 +278,75 @@ class Campaign:
     seal: list[dict[str, Any]] = field(default_factory=list)
 
 
-def prompt_parts(schema_sha: str) -> dict[str, str]:
-    """The parts each role's prompt is rendered from, by path under prompts/ (no suffix)."""
+def prompt_parts(schema_sha: str, *, b_revision: bool = False) -> dict[str, str]:
+    """The parts each role's prompt is rendered from, by path under prompts/ (no suffix).
+
+    With `b_revision`, B's instruction is v1.1 (v1.0 plus `B_REVISION_SENTENCE`), v1.0 is
+    kept as `roles/B.v1.0` for round 1, and `diffs/B.v1.1` is the recorded unified diff
+    (the `text_diff` builtin's)."""
     parts = {"common": COMMON_INSTRUCTION}
     for role in "DAB":
         parts[f"roles/{role}"] = ROLE_INSTRUCTIONS[role]
         parts[f"schemas/{role}"] = ROLE_SCHEMAS[role].format(schema=schema_sha)
+    if b_revision:
+        base = ROLE_INSTRUCTIONS["B"]
+        parts["roles/B"] = base + "\n" + B_REVISION_SENTENCE
+        parts[B_V1_0_PART] = base
+        parts[B_DIFF_PART] = prompt_diff(base, parts["roles/B"])
     return parts
+
+
+def prompt_diff(old: str, new: str) -> str:
+    """The recorded diff of B v1.1 against v1.0, as the rules recompute it (`text_diff`)."""
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"prompts/{B_V1_0_PART}.txt",
+        tofile="prompts/roles/B.txt",
+    )
+    return "".join(lines)
+
+
+def round_prompt(
+    parts: dict[str, str], prompts: dict[str, str], triplet: Mapping[str, Any], role: str
+) -> str:
+    """The prompt a session ran with: round 1's B ran v1.0 when B was revised."""
+    revised = B_V1_0_PART in parts
+    if revised and role == "B" and triplet["phase"] == "development" and triplet["round"] == 1:
+        return "\n".join((parts["common"], parts[B_V1_0_PART], parts["schemas/B"]))
+    return prompts[role]
+
+
+def development_rounds(parts: dict[str, str]) -> list[dict[str, Any]]:
+    """The manifest's round records (their `inputs` are filled by `rehash_campaign`)."""
+    revised = B_V1_0_PART in parts
+    return [
+        {
+            "round": round_,
+            "b_prompt_version": B_PROMPT_VERSIONS[1 if revised and round_ > 1 else 0],
+            "b_instruction": f"prompts/{B_V1_0_PART}.txt"
+            if revised and round_ == 1
+            else "prompts/roles/B.txt",
+            "inputs": [],
+        }
+        for round_ in range(1, DEV_ROUNDS + 1)
+    ]
+
+
+def record_round_inputs(campaign: Campaign) -> None:
+    """Fill, in place, each development round's `inputs`: the artifact, path and sha256 of
+    every input a revision must leave unchanged, and of the round's B instruction."""
+    development = campaign.manifest.get("development")
+    if not isinstance(development, dict):
+        return
+    measured = {path: (artifact, data) for artifact, path, data in measured_inputs(campaign)}
+    for record in development.get("rounds", []):
+        paths = (*DEV_UNCHANGED_INPUTS, record["b_instruction"])
+        record["inputs"] = [
+            {"artifact": measured[path][0], "path": path, "sha256": sha256_hex(measured[path][1])}
+            for path in paths
+            if path in measured
+        ]
 
 
 def render_prompt(parts: dict[str, str], role: str) -> str:
@@ -360,6 +451,7 @@ def rehash_campaign(campaign: Campaign) -> Campaign:
     `identities.task_bytes_sha256`, `ruleset_hash`, `response_schema_sha256` and the
     adjudication manifest's records. Returns the campaign."""
     manifest = campaign.manifest
+    record_round_inputs(campaign)
     inputs = measured_inputs(campaign)
     manifest["inputs"] = [
         {"artifact": artifact, "path": path, "sha256": sha256_hex(data)}
@@ -432,7 +524,9 @@ def rerender_requests(campaign: Campaign) -> Campaign:
         task = tasks[triplets[session["triplet_id"]]["task_id"]]
         draft = None if session["role"] == "D" else drafts[session["triplet_id"]]
         packet = json_bytes(campaign.packets[task["packet_id"]])
-        rendered = render_input(campaign.prompts[session["role"]], task, packet, draft)
+        triplet = triplets[session["triplet_id"]]
+        prompt = round_prompt(campaign.prompt_parts, campaign.prompts, triplet, session["role"])
+        rendered = render_input(prompt, task, packet, draft)
         request["input_sha256"] = sha256_hex(rendered)
         request["input_bytes"] = len(rendered)
     return campaign
@@ -506,6 +600,8 @@ _OPTION_NAMES = frozenset(
         "b_time_factor",
         "disagreement",
         "replaced_triplets",
+        "stage",
+        "b_revision",
     }
 )
 
@@ -521,6 +617,8 @@ class _Options:
     b_time_factor: float | Mapping[str, float] | None
     disagreement: bool
     replaced_triplets: tuple[str, ...]
+    stage: str
+    b_revision: bool
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> _Options:
@@ -537,7 +635,11 @@ class _Options:
             b_time_factor=options.get("b_time_factor"),
             disagreement=bool(options.get("disagreement", True)),
             replaced_triplets=tuple(options.get("replaced_triplets", ())),
+            stage=str(options.get("stage", "evaluation")),
+            b_revision=bool(options.get("b_revision", False)),
         )
+        if parsed.stage not in ("evaluation", "development"):
+            raise ValueError(f"stage: {parsed.stage!r} is neither evaluation nor development")
         known = {task_id for task_id, _, _ in EVAL_TASKS + DEV_TASKS}
         for name in ("b_R", "a_R", "b_U", "a_U"):
             for task_id, values in getattr(parsed, name).items():
@@ -771,11 +873,14 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
             for reader, role, at in CUSTODY
         ],
     }
-    parts = prompt_parts(schema_sha)
+    parts = prompt_parts(schema_sha, b_revision=opts.b_revision)
     prompts = {role: render_prompt(parts, role) for role in "DAB"}
 
     order = task_order(seed, [task_id for task_id, _, _ in EVAL_TASKS])
     triplets = _with_replacements(_triplets(order), opts.replaced_triplets)
+    if opts.stage == "development":
+        triplets = [t for t in triplets if t["phase"] == "development"]
+    revisions: list[dict[str, Any]] = []
     tasks_by_id = {entry["task_id"]: entry for entry in task_entries}
 
     sessions: list[dict[str, Any]] = []
@@ -785,6 +890,18 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     reviews: list[tuple[dict[str, Any], str, str]] = []  # (triplet, session ID, role)
     clock = MONOTONIC_AT_START + FIRST_START_OFFSET_S
     for triplet in triplets:
+        if opts.b_revision and not revisions and triplet.get("round") == 2:
+            # recorded after round 1 ended, before round 2 began (the B prompt's freeze)
+            revisions.append(
+                {
+                    "version": B_PROMPT_VERSIONS[1],
+                    "revises": B_PROMPT_VERSIONS[0],
+                    "base_instruction": f"prompts/{B_V1_0_PART}.txt",
+                    "instruction": "prompts/roles/B.txt",
+                    "diff": f"prompts/{B_DIFF_PART}.txt",
+                    "recorded_at": utc_at(clock - 1),
+                }
+            )
         task_id = triplet["task_id"]
         n = _number(task_id)
         packet_bytes = json_bytes(packets[f"P{n}"])
@@ -821,7 +938,10 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
                     validity="infrastructure_invalid", invalid_reason="platform_outage"
                 )
             request_input = render_input(
-                prompts[role], tasks_by_id[task_id], packet_bytes, draft_bytes
+                round_prompt(parts, prompts, triplet, role),
+                tasks_by_id[task_id],
+                packet_bytes,
+                draft_bytes,
             )
             meter = meters[role]
             start = clock
@@ -898,7 +1018,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
     adjudications: list[dict[str, Any]] = []
     rating_start = clock + ADJUDICATION_DELAY_S
     first_eval_b = next(
-        sid for t, sid, role in reviews if t["phase"] == "evaluation" and role == "B"
+        (sid for t, sid, role in reviews if t["phase"] == "evaluation" and role == "B"), None
     )
 
     def record(**fields: Any) -> None:
@@ -989,6 +1109,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         "manifest_version": 1,
         "campaign_id": opts.campaign_id,
         "synthetic": True,
+        "stage": opts.stage,
         "protocol": dict(PROTOCOL),
         "model": copy.deepcopy(MODEL),
         "evaluator": evaluator_identity(),
@@ -999,6 +1120,7 @@ def make_campaign(seed: str = DEFAULT_SEED, **options: Any) -> Campaign:
         "trial_seed": seed,
         "task_order": order,
         "triplets": triplets,
+        "development": {"rounds": development_rounds(parts), "revisions": revisions},
         "inputs": [],
         "identities": {
             "candidate_commit": _commit(f"{seed}\x1fcandidate"),
@@ -1052,14 +1174,16 @@ def totals(campaign: Campaign) -> dict[str, Any]:
 
 
 def main() -> int:
-    """Write the default campaign to controls/campaign/ (replacing what was there)."""
-    if CONTROLS_CAMPAIGN.exists():
-        shutil.rmtree(CONTROLS_CAMPAIGN)
-    campaign = make_campaign()
-    write_campaign(campaign, CONTROLS_CAMPAIGN)
-    print(f"wrote {CONTROLS_CAMPAIGN.relative_to(REPO)}")
-    print(f"ruleset {campaign.manifest['identities']['ruleset_hash']}")
-    print(json.dumps(totals(campaign)))
+    """Write the default campaign to controls/campaign/ and the development-only control
+    to controls/development/ (replacing what was there)."""
+    for root, options in ((CONTROLS_CAMPAIGN, {}), (CONTROLS_DEVELOPMENT, DEVELOPMENT_OPTIONS)):
+        if root.exists():
+            shutil.rmtree(root)
+        campaign = make_campaign(**options)
+        write_campaign(campaign, root)
+        print(f"wrote {root.relative_to(REPO)}")
+        print(f"ruleset {campaign.manifest['identities']['ruleset_hash']}")
+        print(json.dumps(totals(campaign)))
     return 0
 
 

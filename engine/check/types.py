@@ -659,7 +659,7 @@ class TypeChecker:
                 return TEXT
             case "lock_ruleset_hash" | "concat" | "head" | "seeded_key" | "json_sha256":
                 return TEXT
-            case "json_text" | "text_sha256" | "rulecheck_version" | "grammar_sha256":
+            case "json_text" | "text_sha256" | "rulecheck_version" | "grammar_sha256" | "text_diff":
                 return TEXT
             case "json_at" | "unavailable":
                 return ANY

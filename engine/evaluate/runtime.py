@@ -864,6 +864,22 @@ def text_bytes(value: Any) -> int:
     return len(_utf8(value, "text_bytes"))
 
 
+def text_diff(old: Any, new: Any, old_label: Any, new_label: Any) -> str:
+    """The unified diff (3 lines of context) from text `old` to text `new`, headed by the
+    two labels: `diff -u`'s body, empty when the texts are equal."""
+    import difflib
+
+    lines = difflib.unified_diff(
+        _text(old, "text_diff").splitlines(keepends=True),
+        _text(new, "text_diff").splitlines(keepends=True),
+        fromfile=_text(old_label, "text_diff"),
+        tofile=_text(new_label, "text_diff"),
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
 _JSON_SCALARS = frozenset({str, int, bool, float, type(None), Decimal})
 
 
