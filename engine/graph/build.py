@@ -185,16 +185,36 @@ class Graph:
                 found.setdefault((node, target), set()).add(label)
         return found
 
-    _id_counts: dict[str, Counter[Any]] = field(default_factory=dict)
+    _id_counts: dict[str, dict[NodeKey, int]] = field(default_factory=dict)
+    _unions: dict[tuple[str, ...], list[NodeKey]] = field(default_factory=dict)
 
     def id_count(self, node: NodeKey) -> int:
-        """How many nodes of `node`'s kind share its id (cached per kind)."""
+        """How many nodes of `node`'s kind share its id (counted once per kind, for every
+        node of it: rules ask per node)."""
         kind = node[0]
-        if kind not in self._id_counts:
-            self._id_counts[kind] = Counter(
-                _hashable_id(self.attrs[n].get("id")) for n in self.by_kind.get(kind, [])
+        counts = self._id_counts.get(kind)
+        if counts is None:
+            nodes = self.by_kind.get(kind, [])
+            counter = Counter(_hashable_id(self.attrs[n].get("id")) for n in nodes)
+            counts = {n: counter[_hashable_id(self.attrs[n].get("id"))] for n in nodes}
+            self._id_counts[kind] = counts
+        found = counts.get(node)
+        if found is None:  # not a node of the graph's kind lists
+            return sum(
+                1
+                for n in self.by_kind.get(kind, [])
+                if _hashable_id(self.attrs[n].get("id")) == _hashable_id(self.attrs[node].get("id"))
             )
-        return self._id_counts[kind][_hashable_id(self.attrs[node].get("id"))]
+        return found
+
+    def kinds_union(self, kinds: tuple[str, ...]) -> list[NodeKey]:
+        """`union()` of whole kinds: their nodes in order (a node is of one kind only), made
+        once per graph for every rule that asks. Callers only read it."""
+        found = self._unions.get(kinds)
+        if found is None:
+            found = [node for kind in dict.fromkeys(kinds) for node in self.by_kind.get(kind, ())]
+            self._unions[kinds] = found
+        return found
 
     def id_set(self, kind: str) -> frozenset[str]:
         """Every id of a kind (cached)."""
@@ -372,6 +392,9 @@ class _Builder:
         self, kind: KindSpec, spec: RecordsSpec, document: Any
     ) -> list[tuple[str, Any]]:
         found, value, reached = _lookup(document, spec.pointer)
+        if value.__class__ is list and all(record.__class__ is dict for record in value):
+            head = spec.pointer
+            return [(f"{head}/{index}", record) for index, record in enumerate(value)]
         shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
         where = f"{shown} of document `{spec.document}` (kind `{kind.name}`)"
         if not found or value is None:
@@ -539,29 +562,33 @@ def build_graph(
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
         fields = _fields(kind)
+        kind_name, key, width = kind.name, kind.key, len(fields)
         for records in kind.records:
             if records.document not in documents:
                 continue
             document = documents[records.document]
             plain = records.document not in builder.unquoted  # no YAML scalar to re-check
             for pointer, record in builder.records(kind, records, document):
-                node: NodeKey = (kind.name, len(keys))
+                node: NodeKey = (kind_name, len(keys))
                 # what the rules can read; a record with members no rule reads is not
                 # copied whole (it stays in its document, and in `@record`)
                 values = (
                     dict(record)
-                    if len(record) <= len(fields)
-                    else {name: record[name] for name in fields if name in record}
+                    if len(record) <= width
+                    else {field: record[field] for field in fields if field in record}
                 )
-                node_id = values.get(kind.key) if kind.key else None
-                if kind.key and node_id.__class__ is not str:
+                node_id = values.get(key) if key else None
+                if key and node_id.__class__ is not str:
                     builder.bad_key(kind, node_id, records.document, pointer)
                 for attr in kind.attrs:
                     value = values.get(attr.name)
-                    if value is None or (plain and value.__class__ in attr.plain_types):
+                    if value is None:
                         continue
-                    if plain and attr.category == "list" and _texts_only(value):
-                        continue
+                    if plain:
+                        if value.__class__ in attr.plain_types:
+                            continue
+                        if attr.category == "list" and _texts_only(value):
+                            continue
                     at = f"{pointer}/{escape_token(attr.name)}"
                     values[attr.name] = builder.attribute(
                         kind, attr, value, records.document, at, node_id
