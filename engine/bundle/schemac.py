@@ -107,8 +107,11 @@ def _hashable(value: Any) -> Any:
 
 
 def _unique(items: list[Any]) -> bool:
-    if all(item.__class__ is str for item in items):
-        return len(set(items)) == len(items)
+    try:  # values distinct as they are stay distinct when `true` is told apart from `1`
+        if len(set(items)) == len(items):
+            return True
+    except TypeError:  # a list or an object among them
+        pass
     keys = [_hashable(item) for item in items]
     return len(keys) == len(set(keys))
 

@@ -97,6 +97,11 @@ class KindSpec:
     attrs: tuple[AttrSpec, ...]
     edges: tuple[tuple[str, tuple[str, ...]], ...]
     within: str | None = None  # `within KIND`: the edge `within` to the containing record's node
+    # The members of a record that its node holds (see `_fields`), found once.
+    fields: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", _fields(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +199,10 @@ class Graph:
         kind = node[0]
         counts = self._id_counts.get(kind)
         if counts is None:
-            nodes = self.by_kind.get(kind, [])
-            counter = Counter(_hashable_id(self.attrs[n].get("id")) for n in nodes)
-            counts = {n: counter[_hashable_id(self.attrs[n].get("id"))] for n in nodes}
+            attrs = self.attrs
+            keyed = [(n, _hashable_id(attrs[n].get("id"))) for n in self.by_kind.get(kind, [])]
+            counter = Counter(key for _, key in keyed)
+            counts = {n: counter[key] for n, key in keyed}
             self._id_counts[kind] = counts
         found = counts.get(node)
         if found is None:  # not a node of the graph's kind lists
@@ -224,6 +230,8 @@ class Graph:
 
 
 def _hashable_id(value: Any) -> Any:
+    if value.__class__ is str:
+        return value
     return value if isinstance(value, str | int | type(None)) else repr(value)
 
 
@@ -561,8 +569,9 @@ def build_graph(
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
-        fields = _fields(kind)
+        fields = kind.fields
         kind_name, key, width = kind.name, kind.key, len(fields)
+        checks = [(a, a.name, a.plain_types, a.category == "list") for a in kind.attrs]
         for records in kind.records:
             if records.document not in documents:
                 continue
@@ -580,17 +589,17 @@ def build_graph(
                 node_id = values.get(key) if key else None
                 if key and node_id.__class__ is not str:
                     builder.bad_key(kind, node_id, records.document, pointer)
-                for attr in kind.attrs:
-                    value = values.get(attr.name)
+                for attr, attr_name, plain_types, is_list in checks:
+                    value = values.get(attr_name)
                     if value is None:
                         continue
                     if plain:
-                        if value.__class__ in attr.plain_types:
+                        if value.__class__ in plain_types:
                             continue
-                        if attr.category == "list" and _texts_only(value):
+                        if is_list and _texts_only(value):
                             continue
-                    at = f"{pointer}/{escape_token(attr.name)}"
-                    values[attr.name] = builder.attribute(
+                    at = f"{pointer}/{escape_token(attr_name)}"
+                    values[attr_name] = builder.attribute(
                         kind, attr, value, records.document, at, node_id
                     )
                 values["id"] = node_id
@@ -611,8 +620,17 @@ def build_graph(
         for label, targets in kind.edges:
             indexes = [ids[t] for t in targets if t in ids]
             for node in by_kind[kind.name]:
+                value = attrs[node].get(label)
+                if value.__class__ is str:
+                    links: Any = (value,)
+                elif value.__class__ is list:
+                    links = value  # its items that are not text link nothing
+                else:
+                    links = _links(value)
                 reached = []
-                for link in _links(attrs[node].get(label)):
+                for link in links:
+                    if link.__class__ is not str and not isinstance(link, str):
+                        continue
                     target = None
                     for index in indexes:
                         target = index.get(link)
@@ -620,7 +638,11 @@ def build_graph(
                             break
                     if target is not None:
                         reached.append(target)
-                        incoming.setdefault((target, label), []).append(node)
+                        into = incoming.get((target, label))
+                        if into is None:
+                            incoming[(target, label)] = [node]
+                        else:
+                            into.append(node)
                 outgoing[(node, label)] = reached
     _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
     return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
