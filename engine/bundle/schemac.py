@@ -215,6 +215,13 @@ class _Generator:
     def inline(self, schema: Any, x: str, p: str) -> list[str] | None:
         """Lines checking `x` in place of a call, when `schema` (through its `$ref`s) is a
         scalar check: no call and no pointer built per value."""
+        schema = self.resolved(schema)
+        if not isinstance(schema, dict) or not schema or not set(schema) <= _SCALAR:
+            return None
+        return self.body(schema, x, p)
+
+    def resolved(self, schema: Any) -> Any:
+        """The schema a chain of `$ref`s ends at (None for a cycle of them)."""
         seen: set[str] = set()
         while isinstance(schema, dict) and "$ref" in schema:
             ref = schema["$ref"]
@@ -222,9 +229,19 @@ class _Generator:
                 return None
             seen.add(ref)
             schema = self.root.get("definitions", {}).get(ref.removeprefix("#/definitions/"))
-        if not isinstance(schema, dict) or not schema or not set(schema) <= _SCALAR:
-            return None
-        return self.body(schema, x, p)
+        return schema
+
+    def type_test(self, schema: Any) -> str:
+        """The name of a generated `t(x)` telling whether `x` has one of the schema's
+        types, or `None` when the schema has no `type`."""
+        target = self.resolved(schema)
+        if not isinstance(target, dict) or "type" not in target:
+            return "None"
+        types = target["type"] if isinstance(target["type"], list) else [target["type"]]
+        name = f"t{next(self.counter)}"
+        test = " or ".join(_TYPE_TESTS[t].format(x="x") for t in types)
+        self.sources.append(f"def {name}(x):\n    return {test}\n")
+        return name
 
     def call(self, schema: Any, x: str, p: str) -> list[str]:
         """Lines checking `x` against `schema`: inline, or a call of its function."""
@@ -347,8 +364,12 @@ class _Generator:
         lines: list[str] = []
         for keyword in ("oneOf", "anyOf"):
             if keyword in schema:
-                branches = ", ".join(self.function(branch) for branch in schema[keyword])
-                lines.append(f"_combine({keyword!r}, ({branches},), x, p, E)")
+                branches = [self.function(branch) for branch in schema[keyword]]
+                tests = [self.type_test(branch) for branch in schema[keyword]]
+                lines.append(
+                    f"_combine({keyword!r}, ({', '.join(branches)},), ({', '.join(tests)},),"
+                    " x, p, E)"
+                )
         return lines
 
 
@@ -377,24 +398,35 @@ def _pointer(p: Any) -> str:
 def _combine(
     keyword: str,
     branches: tuple[Callable[[Any, Any, list[SchemaError]], None], ...],
+    tests: tuple[Callable[[Any], bool] | None, ...],
     x: Any,
     p: Any,
     errors: list[SchemaError],
 ) -> None:
-    """oneOf/anyOf: report the errors of the one branch whose type fits, if there is one."""
-    results = []
-    for branch in branches:
+    """oneOf/anyOf: report the errors of the one branch whose type fits, if there is one.
+
+    A branch whose type does not fit is not run (None): its one error, a type error at
+    `p`, would never be reported, and its message shows the whole value."""
+    results: list[list[SchemaError] | None] = []
+    for branch, fits in zip(branches, tests, strict=True):
+        if fits is not None and not fits(x):
+            results.append(None)
+            continue
         found: list[SchemaError] = []
         branch(x, p, found)
         results.append(found)
-    passed = sum(1 for found in results if not found)
+    passed = sum(1 for found in results if found is not None and not found)
     if passed == 1 or (passed > 1 and keyword == "anyOf"):
         return
     if passed > 1:
         errors.append((_pointer(p), keyword, _shown(x) + " matches more than one allowed shape"))
         return
     pointer = _pointer(p)
-    fitting = [found for found in results if not (found[0][1] == "type" and found[0][0] == pointer)]
+    fitting = [
+        found
+        for found in results
+        if found is not None and not (found[0][1] == "type" and found[0][0] == pointer)
+    ]
     if len(fitting) == 1:
         errors.extend(fitting[0])
     else:
