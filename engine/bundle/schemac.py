@@ -51,14 +51,19 @@ _SUPPORTED = (
     | _ANNOTATIONS
 )
 _TYPE_TESTS = {
-    "object": "x.__class__ is dict",
-    "array": "x.__class__ is list",
-    "string": "x.__class__ is str",
-    "integer": "x.__class__ is int",
-    "number": "(x.__class__ is int or isinstance(x, float) or x.__class__ is _Decimal)",
-    "boolean": "x.__class__ is bool",
-    "null": "x is None",
+    "object": "{x}.__class__ is dict",
+    "array": "{x}.__class__ is list",
+    "string": "{x}.__class__ is str",
+    "integer": "{x}.__class__ is int",
+    "number": "({x}.__class__ is int or isinstance({x}, float) or {x}.__class__ is _Decimal)",
+    "boolean": "{x}.__class__ is bool",
+    "null": "{x} is None",
 }
+# The keywords of a scalar check, inlined where it is used (see `_Generator.inline`).
+_SCALAR = (
+    frozenset({"type", "enum", "const", "pattern", "minLength", "maxLength", "minimum", "maximum"})
+    | _ANNOTATIONS
+)
 
 
 class SchemaCompileError(ValueError):
@@ -102,8 +107,11 @@ def _hashable(value: Any) -> Any:
 
 
 def _unique(items: list[Any]) -> bool:
-    if all(item.__class__ is str for item in items):
-        return len(set(items)) == len(items)
+    try:  # values distinct as they are stay distinct when `true` is told apart from `1`
+        if len(set(items)) == len(items):
+            return True
+    except TypeError:  # a list or an object among them
+        pass
     keys = [_hashable(item) for item in items]
     return len(keys) == len(set(keys))
 
@@ -115,6 +123,8 @@ class _Generator:
             "_Decimal": Decimal,
             "_shown": _shown,
             "_unique": _unique,
+            "_hashable": _hashable,
+            "_P": _pointer,
             "_MISSING": object(),
         }
         self.sources: list[str] = []
@@ -163,101 +173,151 @@ class _Generator:
                 )
         return self.refs[key]
 
-    def body(self, schema: dict[str, Any]) -> list[str]:
+    def body(self, schema: dict[str, Any], x: str = "x", p: str = "p") -> list[str]:
+        """Lines checking the value named `x` against `schema`; `p` is the code of its
+        pointer (evaluated only when an error is appended)."""
         lines: list[str] = []
+        rest: list[str] = []
+        types: list[str] = []
         if "type" in schema:
             types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
             unknown = [t for t in types if t not in _TYPE_TESTS]
             if unknown:
                 raise SchemaCompileError(f"unknown type(s) {unknown}")
-            test = " or ".join(_TYPE_TESTS[t] for t in types)
+            test = " or ".join(_TYPE_TESTS[t].format(x=x) for t in types)
             lines += [
                 f"if not ({test}):",
-                f"    E.append((p, 'type', _shown(x) + ' is not of type {' or '.join(types)}'))",
-                "    return",
+                f"    E.append((_P({p}), 'type', _shown({x}) + ' is not of type "
+                f"{' or '.join(types)}'))",
             ]
         if "enum" in schema:
             allowed = self.constant([_hashable(v) for v in schema["enum"]])
+            texts = self.constant(frozenset(v for v in schema["enum"] if v.__class__ is str))
             text = ", ".join(json.dumps(v) for v in schema["enum"])
-            lines += [
-                f"if _hashable_in(x, {allowed}) is False:",
-                f"    E.append((p, 'enum', _shown(x) + ' is not one of {text}'))",
+            rest += [
+                f"if not ({x} in {texts} if {x}.__class__ is str"
+                f" else _hashable({x}) in {allowed}):",
+                f"    E.append((_P({p}), 'enum', _shown({x}) + ' is not one of {text}'))",
             ]
-            self.namespace["_hashable_in"] = lambda x, allowed: _hashable(x) in allowed
         if "const" in schema:
             value = self.constant(_hashable(schema["const"]))
-            lines += [
-                f"if _hashable_of(x) != {value}:",
-                "    E.append((p, 'const', _shown(x) + ' is not the required value'))",
+            rest += [
+                f"if _hashable({x}) != {value}:",
+                f"    E.append((_P({p}), 'const', _shown({x}) + ' is not the required value'))",
             ]
-            self.namespace["_hashable_of"] = _hashable
-        lines += self.strings(schema) + self.numbers(schema)
-        lines += self.arrays(schema) + self.objects(schema) + self.combinations(schema)
-        return lines
+        rest += self.strings(schema, types, x, p) + self.numbers(schema, types, x, p)
+        rest += self.arrays(schema, types) + self.objects(schema, types)
+        rest += self.combinations(schema)
+        if not lines:
+            return rest
+        return lines + (["else:", *("    " + line for line in rest)] if rest else [])
 
-    def strings(self, schema: dict[str, Any]) -> list[str]:
+    def inline(self, schema: Any, x: str, p: str) -> list[str] | None:
+        """Lines checking `x` in place of a call, when `schema` (through its `$ref`s) is a
+        scalar check: no call and no pointer built per value."""
+        schema = self.resolved(schema)
+        if not isinstance(schema, dict) or not schema or not set(schema) <= _SCALAR:
+            return None
+        return self.body(schema, x, p)
+
+    def resolved(self, schema: Any) -> Any:
+        """The schema a chain of `$ref`s ends at (None for a cycle of them)."""
+        seen: set[str] = set()
+        while isinstance(schema, dict) and "$ref" in schema:
+            ref = schema["$ref"]
+            if ref in seen:
+                return None
+            seen.add(ref)
+            schema = self.root.get("definitions", {}).get(ref.removeprefix("#/definitions/"))
+        return schema
+
+    def type_test(self, schema: Any) -> str:
+        """The name of a generated `t(x)` telling whether `x` has one of the schema's
+        types, or `None` when the schema has no `type`."""
+        target = self.resolved(schema)
+        if not isinstance(target, dict) or "type" not in target:
+            return "None"
+        types = target["type"] if isinstance(target["type"], list) else [target["type"]]
+        name = f"t{next(self.counter)}"
+        test = " or ".join(_TYPE_TESTS[t].format(x="x") for t in types)
+        self.sources.append(f"def {name}(x):\n    return {test}\n")
+        return name
+
+    def call(self, schema: Any, x: str, p: str) -> list[str]:
+        """Lines checking `x` against `schema`: inline, or a call of its function."""
+        function = self.function(schema)  # compiled (and refused) either way
+        if function == "_accept":
+            return []
+        inlined = self.inline(schema, x, p)
+        return inlined if inlined is not None else [f"{function}({x}, {p}, E)"]
+
+    def strings(self, schema: dict[str, Any], types: list[str], x: str, p: str) -> list[str]:
         checks: list[str] = []
         if "minLength" in schema:
             limit = schema["minLength"]
             checks += [
-                f"if len(x) < {limit}:",
-                f"    E.append((p, 'minLength', 'text is shorter than {limit} character(s)'))",
+                f"if len({x}) < {limit}:",
+                f"    E.append((_P({p}), 'minLength',"
+                f" 'text is shorter than {limit} character(s)'))",
             ]
         if "maxLength" in schema:
             limit = schema["maxLength"]
             checks += [
-                f"if len(x) > {limit}:",
-                f"    E.append((p, 'maxLength', 'text is longer than {limit} characters'"
-                " + ' (%d)' % len(x)))",
+                f"if len({x}) > {limit}:",
+                f"    E.append((_P({p}), 'maxLength', 'text is longer than {limit} characters'"
+                f" + ' (%d)' % len({x})))",
             ]
         if "pattern" in schema:
             pattern = self.constant(re.compile(schema["pattern"]))
             shown = json.dumps(schema["pattern"]).replace("'", "\\'")
             checks += [
-                f"if {pattern}.search(x) is None:",
-                f"    E.append((p, 'pattern', _shown(x) + ' does not match `' + {shown!r} + '`'))",
+                f"if {pattern}.search({x}) is None:",
+                f"    E.append((_P({p}), 'pattern', _shown({x}) + ' does not match `' + "
+                f"{shown!r} + '`'))",
             ]
-        return ["if x.__class__ is str:", *("    " + c for c in checks)] if checks else []
+        return _guarded(checks, types, ("string",), f"{x}.__class__ is str")
 
-    def numbers(self, schema: dict[str, Any]) -> list[str]:
+    def numbers(self, schema: dict[str, Any], types: list[str], x: str, p: str) -> list[str]:
         checks: list[str] = []
         for keyword, op, word in (("minimum", "<", "less"), ("maximum", ">", "greater")):
             if keyword in schema:
                 limit = schema[keyword]
                 checks += [
-                    f"if x {op} {limit!r}:",
-                    f"    E.append((p, '{keyword}', _shown(x) + ' is {word} than {limit}'))",
+                    f"if {x} {op} {limit!r}:",
+                    f"    E.append((_P({p}), '{keyword}',"
+                    f" _shown({x}) + ' is {word} than {limit}'))",
                 ]
-        test = "(x.__class__ is int or isinstance(x, float) or x.__class__ is _Decimal)"
-        return [f"if {test}:", *("    " + c for c in checks)] if checks else []
+        test = _TYPE_TESTS["number"].format(x=x)
+        return _guarded(checks, types, ("integer", "number"), test)
 
-    def arrays(self, schema: dict[str, Any]) -> list[str]:
+    def arrays(self, schema: dict[str, Any], types: list[str]) -> list[str]:
         checks: list[str] = []
         if "minItems" in schema:
             limit = schema["minItems"]
             checks += [
                 f"if len(x) < {limit}:",
-                f"    E.append((p, 'minItems', 'fewer than {limit} item(s) (%d)' % len(x)))",
+                f"    E.append((_P(p), 'minItems', 'fewer than {limit} item(s) (%d)' % len(x)))",
             ]
         if "maxItems" in schema:
             limit = schema["maxItems"]
             checks += [
                 f"if len(x) > {limit}:",
-                f"    E.append((p, 'maxItems', 'more than {limit} items (%d)' % len(x)))",
+                f"    E.append((_P(p), 'maxItems', 'more than {limit} items (%d)' % len(x)))",
             ]
         if schema.get("uniqueItems"):
             checks += [
                 "if not _unique(x):",
-                "    E.append((p, 'uniqueItems', 'items are not unique'))",
+                "    E.append((_P(p), 'uniqueItems', 'items are not unique'))",
             ]
         if "items" in schema:
             if not isinstance(schema["items"], dict):
                 raise SchemaCompileError("only a single `items` schema is supported")
-            item = self.function(schema["items"])
-            checks += ["for i, v in enumerate(x):", f"    {item}(v, p + '/' + str(i), E)"]
-        return ["if x.__class__ is list:", *("    " + c for c in checks)] if checks else []
+            item = self.call(schema["items"], "v", "(p, i)")
+            if item:
+                checks += ["for i, v in enumerate(x):", *("    " + line for line in item)]
+        return _guarded(checks, types, ("array",), "x.__class__ is list")
 
-    def objects(self, schema: dict[str, Any]) -> list[str]:
+    def objects(self, schema: dict[str, Any], types: list[str]) -> list[str]:
         checks: list[str] = []
         properties: dict[str, Any] = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
@@ -267,14 +327,14 @@ class _Generator:
                 f"if not {known}.issuperset(x):",
                 "    for k in x:",
                 f"        if k not in {known}:",
-                "            E.append((p, 'additionalProperties', 'unexpected key `%s`' % k))",
+                "            E.append((_P(p), 'additionalProperties', 'unexpected key `%s`' % k))",
             ]
         elif isinstance(extra, dict):
             function = self.function(extra)
             checks += [
                 "for k, v in x.items():",
                 f"    if k not in {known}:",
-                f"        {function}(v, p + '/' + str(k).replace('~', '~0').replace('/', '~1'), E)",
+                f"        {function}(v, (p, str(k).replace('~', '~0').replace('/', '~1')), E)",
             ]
         elif extra is not True:
             raise SchemaCompileError("`additionalProperties` must be true, false or a schema")
@@ -282,56 +342,95 @@ class _Generator:
             limit = schema["minProperties"]
             checks += [
                 f"if len(x) < {limit}:",
-                f"    E.append((p, 'minProperties', 'fewer than {limit} entries'))",
+                f"    E.append((_P(p), 'minProperties', 'fewer than {limit} entries'))",
             ]
         for key in schema.get("required", []):
             checks += [
                 f"if {key!r} not in x:",
-                f"    E.append((p, 'required', '`{key}` is a required property'))",
+                f"    E.append((_P(p), 'required', '`{key}` is a required property'))",
             ]
         for key, subschema in properties.items():
-            function = self.function(subschema)
-            if function == "_accept":
+            lines = self.call(subschema, "v", f"(p, {escape_token(key)!r})")
+            if not lines:
                 continue
             checks += [
                 f"v = x.get({key!r}, _MISSING)",
-                f"if v is not _MISSING: {function}(v, p + {'/' + escape_token(key)!r}, E)",
+                "if v is not _MISSING:",
+                *("    " + line for line in lines),
             ]
-        return ["if x.__class__ is dict:", *("    " + c for c in checks)] if checks else []
+        return _guarded(checks, types, ("object",), "x.__class__ is dict")
 
     def combinations(self, schema: dict[str, Any]) -> list[str]:
         lines: list[str] = []
         for keyword in ("oneOf", "anyOf"):
             if keyword in schema:
-                branches = ", ".join(self.function(branch) for branch in schema[keyword])
-                lines.append(f"_combine({keyword!r}, ({branches},), x, p, E)")
+                branches = [self.function(branch) for branch in schema[keyword]]
+                tests = [self.type_test(branch) for branch in schema[keyword]]
+                lines.append(
+                    f"_combine({keyword!r}, ({', '.join(branches)},), ({', '.join(tests)},),"
+                    " x, p, E)"
+                )
         return lines
+
+
+def _guarded(checks: list[str], types: list[str], implied: tuple[str, ...], test: str) -> list[str]:
+    """`checks` under `if test:`, unless the schema's type check already implies it."""
+    if not checks:
+        return []
+    if types and all(t in implied for t in types):
+        return checks
+    return [f"if {test}:", *("    " + c for c in checks)]
+
+
+def _pointer(p: Any) -> str:
+    """The JSON pointer of a value from its lazy form: a text, or (parent, token) with an
+    escaped member name or a list index as the token (built only for an error)."""
+    if p.__class__ is str:
+        return str(p)
+    tokens: list[str] = []
+    while p.__class__ is tuple:
+        p, token = p
+        tokens.append(str(token))
+    tokens.append(p)
+    return "/".join(reversed(tokens))
 
 
 def _combine(
     keyword: str,
-    branches: tuple[Callable[[Any, str, list[SchemaError]], None], ...],
+    branches: tuple[Callable[[Any, Any, list[SchemaError]], None], ...],
+    tests: tuple[Callable[[Any], bool] | None, ...],
     x: Any,
-    p: str,
+    p: Any,
     errors: list[SchemaError],
 ) -> None:
-    """oneOf/anyOf: report the errors of the one branch whose type fits, if there is one."""
-    results = []
-    for branch in branches:
+    """oneOf/anyOf: report the errors of the one branch whose type fits, if there is one.
+
+    A branch whose type does not fit is not run (None): its one error, a type error at
+    `p`, would never be reported, and its message shows the whole value."""
+    results: list[list[SchemaError] | None] = []
+    for branch, fits in zip(branches, tests, strict=True):
+        if fits is not None and not fits(x):
+            results.append(None)
+            continue
         found: list[SchemaError] = []
         branch(x, p, found)
         results.append(found)
-    passed = sum(1 for found in results if not found)
+    passed = sum(1 for found in results if found is not None and not found)
     if passed == 1 or (passed > 1 and keyword == "anyOf"):
         return
     if passed > 1:
-        errors.append((p, keyword, _shown(x) + " matches more than one allowed shape"))
+        errors.append((_pointer(p), keyword, _shown(x) + " matches more than one allowed shape"))
         return
-    fitting = [found for found in results if not (found[0][1] == "type" and found[0][0] == p)]
+    pointer = _pointer(p)
+    fitting = [
+        found
+        for found in results
+        if found is not None and not (found[0][1] == "type" and found[0][0] == pointer)
+    ]
     if len(fitting) == 1:
         errors.extend(fitting[0])
     else:
-        errors.append((p, keyword, _shown(x) + " does not match any allowed shape"))
+        errors.append((_pointer(p), keyword, _shown(x) + " does not match any allowed shape"))
 
 
 def compile_schema(schema: dict[str, Any]) -> Validator:

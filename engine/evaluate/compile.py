@@ -288,6 +288,15 @@ class Compiler:
         )
         return code if produces_collection else f"_coll({code})"
 
+    def _is_kind(self, node: ast.Expr, scope: dict[str, str]) -> bool:
+        """Whether `node` names a whole kind (not a variable that shadows it)."""
+        return (
+            isinstance(node, ast.Name)
+            and node.id not in scope
+            and node.id not in self._free
+            and isinstance(self.symbols.declarations.get(node.id), ast.KindDecl)
+        )
+
     def _yields_nodes(self, node: ast.Expr, scope: dict[str, str]) -> bool:
         """Whether iterating `node` can only give graph nodes (so attribute reads may be direct)."""
         match node:
@@ -418,6 +427,9 @@ class Compiler:
                 return f"G.id_set({first.id!r})"
             case "ids":
                 return f"_node_ids(A, {args[0]})"
+            case "union" if node.args and all(self._is_kind(arg, scope) for arg in node.args):
+                kinds = tuple(arg.id for arg in node.args if isinstance(arg, ast.Name))
+                return f"G.kinds_union({kinds!r})"
             case "union":
                 return f"_union({', '.join(args)})"
             case "of_kind":

@@ -170,6 +170,7 @@ class Program:
     schedule: tuple[Step, ...]
     graphs: Mapping[str, frozenset[str]]
     _specs: dict[str, GraphSpec] = field(default_factory=dict)
+    _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
 
     @property
     def links(self) -> tuple[CompiledLink, ...]:
@@ -177,8 +178,13 @@ class Program:
         return tuple(step for step in self.schedule if isinstance(step, CompiledLink))
 
     def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
-        """The link rules that read graph `graph`, in schedule order."""
-        return tuple(link for link in self.links if graph in self.graphs[link.name])
+        """The link rules that read graph `graph`, in schedule order (found once: asked
+        per answer)."""
+        if graph not in self._links_of:
+            self._links_of[graph] = tuple(
+                link for link in self.links if graph in self.graphs[link.name]
+            )
+        return self._links_of[graph]
 
     def table(self, name: str) -> CompiledTable:
         """The compiled table `name` (a KeyError when there is none)."""

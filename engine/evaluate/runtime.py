@@ -114,7 +114,7 @@ def remember(memo: dict[Any, Any], metric: str, key: Any, value: Any) -> Any:
 
 def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
     """A collection to iterate; maps iterate over their keys; null is an error."""
-    if isinstance(value, list | tuple):
+    if value.__class__ is list or isinstance(value, list | tuple):
         return value
     if isinstance(value, frozenset | set):
         return _ordered(value)
@@ -125,6 +125,8 @@ def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
 
 def items(value: Any, what: str) -> Iterable[Any]:
     """A list attribute to iterate: absent (null) binds nothing; a non-collection is an error."""
+    if value.__class__ is list:
+        return value
     if value is None:
         return EMPTY
     return coll(value, what)
@@ -188,9 +190,10 @@ def eq(a: Any, b: Any) -> bool:
 def member(needle: Any, haystack: Any) -> bool:
     """`needle in haystack` for sets, lists and map keys."""
     if needle.__class__ is str:  # the common case: an ID or a code, hashable as it is
-        if isinstance(haystack, frozenset | set | dict):
+        kind = haystack.__class__
+        if kind is frozenset or kind is list or kind is set or kind is dict:
             return needle in haystack
-        if haystack.__class__ is list:
+        if isinstance(haystack, frozenset | set | dict):
             return needle in haystack
     key = hashable(needle)
     if isinstance(haystack, frozenset | set | dict):
@@ -200,31 +203,43 @@ def member(needle: Any, haystack: Any) -> bool:
 
 def lt(a: Any, b: Any) -> bool:
     """Ordered comparison `<` on numbers only."""
+    if a.__class__ is int and b.__class__ is int:  # the common case: no check to make
+        return a < b
     return bool(number(a, "<") < number(b, "<"))
 
 
 def le(a: Any, b: Any) -> bool:
     """Ordered comparison `<=` on numbers only."""
+    if a.__class__ is int and b.__class__ is int:  # the common case: no check to make
+        return a <= b
     return bool(number(a, "<=") <= number(b, "<="))
 
 
 def gt(a: Any, b: Any) -> bool:
     """Ordered comparison `>` on numbers only."""
+    if a.__class__ is int and b.__class__ is int:  # the common case: no check to make
+        return a > b
     return bool(number(a, ">") > number(b, ">"))
 
 
 def ge(a: Any, b: Any) -> bool:
     """Ordered comparison `>=` on numbers only."""
+    if a.__class__ is int and b.__class__ is int:  # the common case: no check to make
+        return a >= b
     return bool(number(a, ">=") >= number(b, ">="))
 
 
 def add(a: Any, b: Any) -> Any:
     """Exact `+`."""
+    if a.__class__ is int and b.__class__ is int:
+        return a + b
     return number(a, "+") + number(b, "+")
 
 
 def sub(a: Any, b: Any) -> Any:
     """Exact `-`."""
+    if a.__class__ is int and b.__class__ is int:
+        return a - b
     return number(a, "-") - number(b, "-")
 
 

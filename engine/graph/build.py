@@ -97,6 +97,11 @@ class KindSpec:
     attrs: tuple[AttrSpec, ...]
     edges: tuple[tuple[str, tuple[str, ...]], ...]
     within: str | None = None  # `within KIND`: the edge `within` to the containing record's node
+    # The members of a record that its node holds (see `_fields`), found once.
+    fields: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", _fields(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,16 +190,37 @@ class Graph:
                 found.setdefault((node, target), set()).add(label)
         return found
 
-    _id_counts: dict[str, Counter[Any]] = field(default_factory=dict)
+    _id_counts: dict[str, dict[NodeKey, int]] = field(default_factory=dict)
+    _unions: dict[tuple[str, ...], list[NodeKey]] = field(default_factory=dict)
 
     def id_count(self, node: NodeKey) -> int:
-        """How many nodes of `node`'s kind share its id (cached per kind)."""
+        """How many nodes of `node`'s kind share its id (counted once per kind, for every
+        node of it: rules ask per node)."""
         kind = node[0]
-        if kind not in self._id_counts:
-            self._id_counts[kind] = Counter(
-                _hashable_id(self.attrs[n].get("id")) for n in self.by_kind.get(kind, [])
+        counts = self._id_counts.get(kind)
+        if counts is None:
+            attrs = self.attrs
+            keyed = [(n, _hashable_id(attrs[n].get("id"))) for n in self.by_kind.get(kind, [])]
+            counter = Counter(key for _, key in keyed)
+            counts = {n: counter[key] for n, key in keyed}
+            self._id_counts[kind] = counts
+        found = counts.get(node)
+        if found is None:  # not a node of the graph's kind lists
+            return sum(
+                1
+                for n in self.by_kind.get(kind, [])
+                if _hashable_id(self.attrs[n].get("id")) == _hashable_id(self.attrs[node].get("id"))
             )
-        return self._id_counts[kind][_hashable_id(self.attrs[node].get("id"))]
+        return found
+
+    def kinds_union(self, kinds: tuple[str, ...]) -> list[NodeKey]:
+        """`union()` of whole kinds: their nodes in order (a node is of one kind only), made
+        once per graph for every rule that asks. Callers only read it."""
+        found = self._unions.get(kinds)
+        if found is None:
+            found = [node for kind in dict.fromkeys(kinds) for node in self.by_kind.get(kind, ())]
+            self._unions[kinds] = found
+        return found
 
     def id_set(self, kind: str) -> frozenset[str]:
         """Every id of a kind (cached)."""
@@ -204,6 +230,8 @@ class Graph:
 
 
 def _hashable_id(value: Any) -> Any:
+    if value.__class__ is str:
+        return value
     return value if isinstance(value, str | int | type(None)) else repr(value)
 
 
@@ -372,6 +400,9 @@ class _Builder:
         self, kind: KindSpec, spec: RecordsSpec, document: Any
     ) -> list[tuple[str, Any]]:
         found, value, reached = _lookup(document, spec.pointer)
+        if value.__class__ is list and all(record.__class__ is dict for record in value):
+            head = spec.pointer
+            return [(f"{head}/{index}", record) for index, record in enumerate(value)]
         shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
         where = f"{shown} of document `{spec.document}` (kind `{kind.name}`)"
         if not found or value is None:
@@ -538,32 +569,37 @@ def build_graph(
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
-        fields = _fields(kind)
+        fields = kind.fields
+        kind_name, key, width = kind.name, kind.key, len(fields)
+        checks = [(a, a.name, a.plain_types, a.category == "list") for a in kind.attrs]
         for records in kind.records:
             if records.document not in documents:
                 continue
             document = documents[records.document]
             plain = records.document not in builder.unquoted  # no YAML scalar to re-check
             for pointer, record in builder.records(kind, records, document):
-                node: NodeKey = (kind.name, len(keys))
+                node: NodeKey = (kind_name, len(keys))
                 # what the rules can read; a record with members no rule reads is not
                 # copied whole (it stays in its document, and in `@record`)
                 values = (
                     dict(record)
-                    if len(record) <= len(fields)
-                    else {name: record[name] for name in fields if name in record}
+                    if len(record) <= width
+                    else {field: record[field] for field in fields if field in record}
                 )
-                node_id = values.get(kind.key) if kind.key else None
-                if kind.key and node_id.__class__ is not str:
+                node_id = values.get(key) if key else None
+                if key and node_id.__class__ is not str:
                     builder.bad_key(kind, node_id, records.document, pointer)
-                for attr in kind.attrs:
-                    value = values.get(attr.name)
-                    if value is None or (plain and value.__class__ in attr.plain_types):
+                for attr, attr_name, plain_types, is_list in checks:
+                    value = values.get(attr_name)
+                    if value is None:
                         continue
-                    if plain and attr.category == "list" and _texts_only(value):
-                        continue
-                    at = f"{pointer}/{escape_token(attr.name)}"
-                    values[attr.name] = builder.attribute(
+                    if plain:
+                        if value.__class__ in plain_types:
+                            continue
+                        if is_list and _texts_only(value):
+                            continue
+                    at = f"{pointer}/{escape_token(attr_name)}"
+                    values[attr_name] = builder.attribute(
                         kind, attr, value, records.document, at, node_id
                     )
                 values["id"] = node_id
@@ -584,8 +620,17 @@ def build_graph(
         for label, targets in kind.edges:
             indexes = [ids[t] for t in targets if t in ids]
             for node in by_kind[kind.name]:
+                value = attrs[node].get(label)
+                if value.__class__ is str:
+                    links: Any = (value,)
+                elif value.__class__ is list:
+                    links = value  # its items that are not text link nothing
+                else:
+                    links = _links(value)
                 reached = []
-                for link in _links(attrs[node].get(label)):
+                for link in links:
+                    if link.__class__ is not str and not isinstance(link, str):
+                        continue
                     target = None
                     for index in indexes:
                         target = index.get(link)
@@ -593,7 +638,11 @@ def build_graph(
                             break
                     if target is not None:
                         reached.append(target)
-                        incoming.setdefault((target, label), []).append(node)
+                        into = incoming.get((target, label))
+                        if into is None:
+                            incoming[(target, label)] = [node]
+                        else:
+                            into.append(node)
                 outgoing[(node, label)] = reached
     _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
     return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
