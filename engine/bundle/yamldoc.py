@@ -335,12 +335,18 @@ def _construct(loader: _StrictLoader, root: yaml.Node) -> Any:
     PyYAML's constructor. Where that raises, the document is built again by PyYAML alone,
     so the error is the one it always gave (it builds in another order)."""
 
+    names: dict[str, str] = {}  # libyaml makes a text per key written: one per name is kept
+
+    def name(node: yaml.Node) -> Any:
+        key = build(node)
+        return names.setdefault(key, key) if key.__class__ is str else key
+
     def build(node: yaml.Node) -> Any:
         tag = node.tag
         if tag == _STR_TAG and node.__class__ is yaml.ScalarNode:
             return node.value
         if tag == _MAP_TAG and node.__class__ is yaml.MappingNode:
-            return {build(key): build(value) for key, value in node.value}
+            return {name(key): build(value) for key, value in node.value}
         if tag == _SEQ_TAG and node.__class__ is yaml.SequenceNode:
             return [build(item) for item in node.value]
         return loader.construct_object(node, deep=True)
