@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from engine.bundle.strictjson import loads_strict, locate
-from engine.bundle.yamldoc import parse_yaml, yaml_positions, yaml_unquoted
+from engine.bundle.yamldoc import parse_yaml, parse_yaml_unquoted, yaml_positions
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
@@ -244,7 +244,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
     file = str(path)
     raw = read_input(path)
     if kind == "yaml":
-        value, root = parse_yaml(raw, file, "INPUT")
+        value, _root, unquoted = parse_yaml_unquoted(raw, file, "INPUT")
         return Document(
             name,
             file,
@@ -252,7 +252,7 @@ def load_document(name: str, path: Path, kind: str) -> Document:
             value,
             raw,
             yaml_positions=YamlPositions(raw, file),
-            yaml_unquoted=yaml_unquoted(root, raw.decode("utf-8")),
+            yaml_unquoted=unquoted,
         )
     if kind == "json":
         return Document(name, file, kind, loads_strict(raw, file), raw)

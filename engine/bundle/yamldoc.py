@@ -81,6 +81,11 @@ def _aliases(root: yaml.Node, text: str, file: str) -> list[Diagnostic]:
             problem = _scalar_problem(node, file)
             if problem is not None:
                 return [problem]
+    return _anchor_problems(text, file)
+
+
+def _anchor_problems(text: str, file: str) -> list[Diagnostic]:
+    """An anchor that no alias uses (refused too, as the format says)."""
     anchor = _first_anchor(text, file) if "&" in text else None
     return [Diagnostic("YAML_ALIAS", _ANCHOR_MESSAGE, anchor)] if anchor is not None else []
 
@@ -256,6 +261,17 @@ def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
 
 def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]:
     """Parse the bytes of one strict YAML document (see `read_yaml`); exit 1 when malformed."""
+    data, root, _unquoted = parse_yaml_unquoted(raw, file, code_prefix)
+    return data, root
+
+
+def parse_yaml_unquoted(
+    raw: bytes, file: str, code_prefix: str
+) -> tuple[Any, yaml.Node, dict[str, tuple[str, str]]]:
+    """`parse_yaml`, and the document's unquoted scalars: those written without quotes or
+    tag that YAML 1.1 reads as a boolean, a number or a date (`no`, `0755`, `2024-01-01`),
+    by JSON pointer, as that type's name and the scalar as written. They are found in the
+    one walk of the node tree that also checks it."""
     too_many = too_many_values(raw, file, yaml=True) if len(raw) > MAX_VALUES // 4 else None
     if too_many is not None:
         raise too_many
@@ -271,10 +287,24 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
         root = loader.get_single_node()
         if root is None:
             raise yaml.YAMLError("the document is empty")
-        problems = _aliases(root, text, file) or _duplicates(root, file)
+        scan = _Scan(text)
+        problems = (
+            _aliases(root, text, file)
+            if not scan.visit(root, 0)
+            else _anchor_problems(text, file)
+            or (_duplicates(root, file) if scan.complex_keys else scan.duplicates(file))
+        )
         if problems:
             raise RulecheckError(problems, ExitCode.REFUSED)
-        data = loader.construct_document(root)
+        if scan.plain_keys:
+            data, unquoted = _construct(loader, root), scan.unquoted
+        else:
+            data = loader.construct_document(root)
+            # PyYAML's constructor merged the `<<` keys into their mappings, in the tree
+            # too: the unquoted scalars are those of the tree as it built it
+            rescan = _Scan(text)
+            rescan.visit(root, 0)
+            unquoted = rescan.unquoted
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
@@ -291,7 +321,46 @@ def parse_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, yaml.Node]
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
     finally:
         loader.dispose()
-    return data, root
+    return data, root, unquoted
+
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_REWRITTEN_KEYS = frozenset(("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"))
+
+
+def _construct(loader: _StrictLoader, root: yaml.Node) -> Any:
+    """`loader.construct_document(root)` for a checked tree whose keys are all plain
+    (`_Scan.plain_keys`): texts, mappings and lists built directly, other values by
+    PyYAML's constructor. Where that raises, the document is built again by PyYAML alone,
+    so the error is the one it always gave (it builds in another order)."""
+
+    names: dict[str, str] = {}  # libyaml makes a text per key written: one per name is kept
+
+    def name(node: yaml.Node) -> Any:
+        key = build(node)
+        return names.setdefault(key, key) if key.__class__ is str else key
+
+    def build(node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR_TAG and node.__class__ is yaml.ScalarNode:
+            return node.value
+        if tag == _MAP_TAG and node.__class__ is yaml.MappingNode:
+            return {name(key): build(value) for key, value in node.value}
+        if tag == _SEQ_TAG and node.__class__ is yaml.SequenceNode:
+            return [build(item) for item in node.value]
+        return loader.construct_object(node, deep=True)
+
+    try:
+        data = build(root)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, IndexError, KeyError):
+        loader.constructed_objects = {}
+        loader.recursive_objects = {}
+        loader.state_generators = []
+        loader.deep_construct = False
+        return loader.construct_document(root)
+    loader.constructed_objects = {}
+    return data
 
 
 def yaml_positions(root: yaml.Node) -> dict[str, tuple[int, int]]:
@@ -313,20 +382,134 @@ _IMPLICIT_TYPES = {
 _YAML_11 = yaml.resolver.Resolver()
 
 
-def yaml_unquoted(root: yaml.Node, text: str) -> dict[str, tuple[str, str]]:
-    """The scalars of a YAML node tree written without quotes or tag that YAML 1.1 reads
-    as a boolean, a number or a date (`no`, `0755`, `2024-01-01`), by JSON pointer: that
-    type's name and the scalar as written."""
-    found: dict[str, tuple[str, str]] = {}
-    for path, node in _walk(root, ()):
-        if not isinstance(node, yaml.ScalarNode) or node.style:  # quoted, literal, folded
-            continue
-        if text.startswith("!", node.start_mark.index):  # an explicit tag says what it is
-            continue
-        tag = _YAML_11.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
+_STR_TAG = "tag:yaml.org,2002:str"
+# A YAML 1.1 timestamp, the only implicit type the strict loader does not resolve, starts
+# with four of these and a `-`: a plain scalar it reads as text that does not is text to
+# YAML 1.1 too.
+_DIGITS = frozenset("0123456789")
+_NUMBER_TAGS = (_INT_TAG, _FLOAT_TAG)
+
+
+def _scalar_fits(node: yaml.Node) -> bool:
+    """No string too long, no number out of range (what `_scalar_problem` refuses)."""
+    if len(node.value) > MAX_STRING_CHARS:
+        return False
+    return node.tag not in _NUMBER_TAGS or _scalar_problem(node, "") is None
+
+
+class _Scan:
+    """One walk of a composed node tree that finds what `_aliases` refuses, the keys
+    `_duplicates` reports and the unquoted scalars (three walks before: on a large
+    manifest they cost more than composing it). `visit` is False at the first alias,
+    too deep nesting or bad scalar: `_aliases` then says which problem comes first."""
+
+    __slots__ = (
+        "_aliased",
+        "_dupes",
+        "_path",
+        "_seen",
+        "_text",
+        "complex_keys",
+        "plain_keys",
+        "unquoted",
+    )
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        # without a `*` in the text no node can appear twice: no need to remember them
+        self._aliased = "*" in text
+        self._seen: set[int] = set()
+        self._path: list[Any] = []
+        self._dupes: list[tuple[tuple[Any, ...], yaml.Node]] = []
+        self.unquoted: dict[str, tuple[str, str]] = {}
+        # a key that is a mapping or list: PyYAML refuses it when building, and
+        # `_duplicates` reports what it finds around it in its own way
+        self.complex_keys = False
+        # no key is complex, a merge (`<<`) or `=`, which PyYAML's constructor rewrites
+        self.plain_keys = True
+
+    def visit(self, node: yaml.Node, depth: int, *, value: bool = True) -> bool:
+        """Walk `node` (a mapping's key when not `value`): False at a problem."""
+        if self._aliased and not self._first_time(node):
+            return False
+        if node.__class__ is yaml.ScalarNode:
+            if not _scalar_fits(node):
+                return False
+            if value and not node.style:  # neither quoted, literal nor folded
+                self._plain(node)
+            return True
+        if depth >= MAX_NESTING:
+            return False
+        path = self._path
+        if isinstance(node, yaml.MappingNode):
+            self._keys(node)
+            for key, item in node.value:
+                if key.__class__ is yaml.ScalarNode and not self._aliased:
+                    if not _scalar_fits(key):
+                        return False
+                elif not self.visit(key, depth + 1, value=False):
+                    return False
+                path.append(key.value)
+                if item.__class__ is yaml.ScalarNode and not self._aliased:
+                    if not _scalar_fits(item):
+                        return False
+                    if not item.style:
+                        self._plain(item)
+                elif not self.visit(item, depth + 1):
+                    return False
+                path.pop()
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                path.append(index)
+                if not self.visit(item, depth + 1):
+                    return False
+                path.pop()
+        return True
+
+    def _first_time(self, node: yaml.Node) -> bool:
+        if id(node) in self._seen:
+            return False
+        self._seen.add(id(node))
+        return True
+
+    def _keys(self, node: yaml.Node) -> None:
+        """Note a mapping's duplicate keys (before those of the values inside it, in the
+        order `_duplicates` reports them) and the keys PyYAML's constructor rewrites."""
+        names: set[Any] = set()
+        for key, _ in node.value:
+            if key.__class__ is yaml.ScalarNode:  # PyYAML refuses others when building
+                if key.value in names:
+                    self._dupes.append((tuple(self._path), key))
+                names.add(key.value)
+                if key.tag in _REWRITTEN_KEYS:
+                    self.plain_keys = False
+            else:
+                self.complex_keys = True
+                self.plain_keys = False
+
+    def _plain(self, node: yaml.Node) -> None:
+        text = node.value
+        if node.tag == _STR_TAG and (text[4:5] != "-" or text[:1] not in _DIGITS):
+            return  # the strict loader resolved every implicit type but a timestamp
+        if self._text.startswith("!", node.start_mark.index):  # an explicit tag says what it is
+            return
+        tag = _YAML_11.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
         if tag in _IMPLICIT_TYPES:
-            found[pointer_of(path)] = (_IMPLICIT_TYPES[tag], node.value)
-    return found
+            self.unquoted[pointer_of(self._path)] = (_IMPLICIT_TYPES[tag], text)
+
+    def duplicates(self, file: str) -> list[Diagnostic]:
+        """Every key written twice in the same mapping, as `_duplicates` reports them."""
+        found = []
+        for path, key in self._dupes:
+            mark = key.start_mark
+            found.append(
+                Diagnostic(
+                    "YAML_DUPLICATE_KEY",
+                    f"key `{key.value}` appears twice in the same mapping",
+                    Location(file, mark.line + 1, mark.column + 1, pointer=pointer_of(path)),
+                )
+            )
+        return found
 
 
 def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:
