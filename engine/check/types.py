@@ -120,6 +120,18 @@ class TypeChecker:
         # the last navigation that reached each set of several kinds, as written: named
         # when an attribute exists on only some of them
         self._ambiguous: dict[tuple[str, ...], str] = {}
+        self._passable_rules: frozenset[str] | None = None
+
+    def _passable(self) -> frozenset[str]:
+        """The rules `passed(RULE)` can name; built once, not at every call (that was
+        quadratic in the number of declarations)."""
+        if self._passable_rules is None:
+            self._passable_rules = frozenset(
+                name
+                for name, decl in self.symbols.declarations.items()
+                if isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl)
+            )
+        return self._passable_rules
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -736,11 +748,7 @@ class TypeChecker:
     def _passed(self, node: ast.Call) -> Type:
         """`passed(RULE)`: the outcome of a link rule, gate or budget evaluated earlier."""
         target = node.args[0] if len(node.args) == 1 else None
-        rules = {
-            name
-            for name, decl in self.symbols.declarations.items()
-            if isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl)
-        }
+        rules = self._passable()
         if not (isinstance(target, ast.Name) and target.id in rules):
             self.error(
                 "TYPE_MISMATCH",
