@@ -26,7 +26,7 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
 from engine.resources import shipped
-from engine.syntax import ast
+from engine.syntax import ast, parsecache
 from engine.syntax.tables import lalr_parser
 from engine.textlines import normalize_newlines
 from engine.units import UNITS
@@ -56,6 +56,11 @@ _VALUE_TERMINALS = frozenset(_TOKEN_WORDS) - {"$END"} | {"TYPE_UNIT"}
 def grammar_text() -> str:
     """The grammar as shipped with the package."""
     return shipped("grammar").joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
+
+
+@cache
+def _grammar() -> str:
+    return grammar_text()
 
 
 def grammar_version() -> str:
@@ -229,7 +234,7 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
 
 def parse_file(path: Path) -> ast.RuleFile:
     """Read (within `engine.limits`) and parse one rule file; unreadable or non-UTF-8 files
-    raise RulecheckError."""
+    raise RulecheckError. An unchanged file's AST comes from `parsecache` when kept."""
     raw = read_input(path)
     try:
         text = raw.decode("utf-8")
@@ -243,7 +248,13 @@ def parse_file(path: Path) -> ast.RuleFile:
             Location(str(path), line, column),
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
-    return parse_text(text, str(path))
+    grammar = _grammar()
+    cached = parsecache.load(str(path), raw, grammar)
+    if cached is not None:
+        return cached
+    rule_file = parse_text(text, str(path))
+    parsecache.save(str(path), raw, grammar, rule_file)
+    return rule_file
 
 
 def scan_comments(text: str) -> list[ast.Comment]:

@@ -73,8 +73,10 @@ def _private(status: os.stat_result) -> bool:
     return owner_ok and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _load(path: Path, transformer: Any) -> Lark | None:
-    """The parser from the cached tables, or None when there are none to trust."""
+def read_private(path: Path) -> bytes | None:
+    """The bytes of a cache file, or None when there is none to trust: the file and its
+    folder must be owned by the current user, writable by no one else, and the file a
+    regular file (a link is not followed)."""
     try:
         folder = os.lstat(path.parent)
         if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
@@ -87,7 +89,37 @@ def _load(path: Path, transformer: Any) -> Lark | None:
             status = os.fstat(handle.fileno())
             if not stat.S_ISREG(status.st_mode) or not _private(status):
                 return None
-            data, memo = marshal.loads(handle.read())
+            return handle.read()
+    except OSError:
+        return None
+
+
+def write_private(path: Path, payload: bytes) -> None:
+    """Write a cache file atomically in a private folder; give up quietly on any failure."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = os.lstat(path.parent)
+        if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
+            return
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache-")
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(payload)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        return
+
+
+def _load(path: Path, transformer: Any) -> Lark | None:
+    """The parser from the cached tables, or None when there are none to trust."""
+    payload = read_private(path)
+    if payload is None:
+        return None
+    try:
+        data, memo = marshal.loads(payload)
         return Lark._load_from_dict(data, memo, transformer=transformer)  # type: ignore[no-untyped-call,no-any-return]
     except Exception:  # unreadable or stale tables: build them anew
         return None
@@ -96,26 +128,15 @@ def _load(path: Path, transformer: Any) -> Lark | None:
 def _save(path: Path, lark: Lark) -> None:
     """Write the tables of `lark` to `path` atomically; give up quietly on any failure."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder = os.lstat(path.parent)
-        if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
-            return
         data, memo = lark.memo_serialize([TerminalDef, Rule])
         # what a load is given again (the transformer, ...), as Lark's own cache leaves out
         data["options"] = {
             name: value for name, value in data["options"].items() if name not in _GIVEN
         }
         payload = marshal.dumps((data, memo))
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tables-")
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(payload)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except (OSError, ValueError):
+    except ValueError:
         return
+    write_private(path, payload)
 
 
 def lalr_parser(grammar: str, transformer: Any, **options: Any) -> Lark:
