@@ -20,12 +20,10 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lark import Lark
-from lark import __version__ as lark_version
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
+if TYPE_CHECKING:  # Lark is imported when tables are needed, not by every command
+    from lark import Lark
 
 _FORMAT = "1"
 _GIVEN = frozenset(
@@ -50,6 +48,8 @@ def cache_folder() -> Path | None:
 
 def cache_file(grammar: str, options: dict[str, Any]) -> Path | None:
     """The file of the tables for this grammar and options, under `cache_folder()`."""
+    from lark import __version__ as lark_version
+
     folder = cache_folder()
     if folder is None:
         return None
@@ -115,6 +115,8 @@ def write_private(path: Path, payload: bytes) -> None:
 
 def _load(path: Path, transformer: Any) -> Lark | None:
     """The parser from the cached tables, or None when there are none to trust."""
+    from lark import Lark
+
     payload = read_private(path)
     if payload is None:
         return None
@@ -127,6 +129,9 @@ def _load(path: Path, transformer: Any) -> Lark | None:
 
 def _save(path: Path, lark: Lark) -> None:
     """Write the tables of `lark` to `path` atomically; give up quietly on any failure."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
     try:
         data, memo = lark.memo_serialize([TerminalDef, Rule])
         # what a load is given again (the transformer, ...), as Lark's own cache leaves out
@@ -142,6 +147,8 @@ def _save(path: Path, lark: Lark) -> None:
 def lalr_parser(grammar: str, transformer: Any, **options: Any) -> Lark:
     """`Lark(grammar, parser="lalr", transformer=..., **options)`, its tables read from
     the cache when they are there and trusted, else built and cached."""
+    from lark import Lark
+
     options = {"parser": "lalr", **options}
     path = cache_file(grammar, options)
     if path is not None:
