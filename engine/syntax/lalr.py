@@ -21,6 +21,7 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
+from lark.parse_tree_builder import ExpandSingleChild
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.gcpolicy import collector_paused
@@ -96,14 +97,23 @@ class _Position:
         return self.stack[-1]
 
 
+def _reducer(callback: Any, rule: Any) -> Any:
+    """The callback of a reduction, or None when it returns its one child unchanged."""
+    if len(rule.expansion) == 1 and type(callback) is ExpandSingleChild:
+        return None
+    return callback
+
+
 class _Driver:
     """Lark's LALR loop over Lark's own tables, lexer and callbacks, for input it accepts.
 
     The same shifts and reductions in the same order, so the same AST; only the per-token
     overhead differs: each reduction's size, callback and rule name are looked up once,
     here, instead of hashing Lark's rule object at every reduction (a fifth of the loop).
-    On any error it raises `_Refused` and the caller parses again with Lark, which raises
-    the error exactly as before.
+    A one-symbol rule whose callback is Lark's bare `ExpandSingleChild` (the `?` rules of
+    the precedence ladder: four reductions in five) hands its one child up unchanged, so
+    only its state changes. On any error it raises `_Refused` and the caller parses again
+    with Lark, which raises the error exactly as before.
     """
 
     def __init__(self, lark: Any) -> None:
@@ -122,7 +132,7 @@ class _Driver:
             state: {
                 name: (True, arg)
                 if action.name == "Shift"
-                else (False, (len(arg.expansion), callbacks[arg], arg.origin.name))
+                else (False, (len(arg.expansion), _reducer(callbacks[arg], arg), arg.origin.name))
                 for name, (action, arg) in actions.items()
             }
             for state, actions in table.states.items()
@@ -164,6 +174,11 @@ class _Driver:
                 value_stack.append(token if callback is None else callback(token))
                 return None
             size, reduce, origin = arg
+            if reduce is None:  # the value on top is the rule's value: only the state moves
+                state_stack[-1] = states[state_stack[-2]][origin][1]
+                if is_end and state_stack[-1] == self.end_state:
+                    return value_stack[-1]
+                continue
             if size:
                 children = value_stack[-size:]
                 del state_stack[-size:]
