@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import networkx as nx
-
 from engine.check.decisions import check_decision, gates_read
 from engine.check.graphs import rule_graphs
 from engine.check.protocols import derived_problems, entries_off_graph
@@ -15,6 +13,7 @@ from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
 from engine.check.usage import scan_warnings, usage_warnings
 from engine.errors import Diagnostic, sorted_diagnostics
+from engine.order import strong_components
 from engine.syntax import ast
 
 
@@ -94,27 +93,22 @@ def _definition_order(symbols: SymbolTable) -> list[ast.Declaration]:
         for name, decl in symbols.declarations.items()
         if isinstance(decl, ast.ConstDecl | ast.MetricDecl)
     }
-    graph = nx.DiGraph()
-    graph.add_nodes_from(derived)
-    for name, decl in derived.items():
-        graph.add_edges_from((used, name) for used in names_in(decl, calls=True) if used in derived)
-    condensed = nx.condensation(graph)
-    return [
-        derived[name]
-        for component in nx.topological_sort(condensed)
-        for name in sorted(condensed.nodes[component]["members"])
-    ]
+    # Each points to what it uses, so every component comes after the ones it uses.
+    uses = {
+        name: [used for used in names_in(decl, calls=True) if used in derived]
+        for name, decl in derived.items()
+    }
+    return [derived[name] for component in strong_components(uses) for name in sorted(component)]
 
 
 def _cycles(symbols: SymbolTable, infos: Mapping[str, DeclInfo]) -> list[Diagnostic]:
-    graph = nx.DiGraph()
-    for name, info in infos.items():
-        graph.add_node(name)
-        graph.add_edges_from((name, ref) for ref in info.references)
+    references = {
+        name: [ref for ref in info.references if ref in infos] for name, info in infos.items()
+    }
     diagnostics: list[Diagnostic] = []
-    for component in nx.strongly_connected_components(graph):
+    for component in strong_components(references):
         members = sorted(component)
-        if len(members) == 1 and not graph.has_edge(members[0], members[0]):
+        if len(members) == 1 and members[0] not in references[members[0]]:
             continue
         first = symbols.declarations[members[0]]
         diagnostics.append(

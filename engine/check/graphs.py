@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import networkx as nx
-
 from engine.check.symbols import SymbolTable, location
 from engine.check.types import DeclInfo
 from engine.errors import Diagnostic
+from engine.order import topological_order
 from engine.syntax import ast
 
 
@@ -26,16 +25,16 @@ def rule_graphs(
     The dependencies must be acyclic (`check_rules` reports cycles and skips this).
     """
     kinds = symbols.kinds
-    dependencies = nx.DiGraph()
-    for name, info in infos.items():
-        dependencies.add_node(name)
-        dependencies.add_edges_from((name, ref) for ref in info.references if ref in infos)
+    dependencies = {
+        name: [ref for ref in info.references if ref in infos] for name, info in infos.items()
+    }
+    order = topological_order(dependencies)  # readers before what they read
     # The kinds each declaration reads, its dependencies' included: every dependency comes
     # before its users in this order, so each set is built once from finished ones.
     reads: dict[str, set[str]] = {}
-    for name in reversed(list(nx.topological_sort(dependencies))):
+    for name in reversed(order):
         reads[name] = {kind for kind in infos[name].kinds if kind in kinds}
-        for ref in dependencies.successors(name):
+        for ref in dependencies[name]:
             reads[name] |= reads[ref]
     graphs: dict[str, frozenset[str]] = {}
     diagnostics: list[Diagnostic] = []
@@ -70,7 +69,7 @@ def rule_graphs(
                     rule=name,
                 )
             )
-    _kindless_rules_run_where_read(symbols, dependencies, graphs)
+    _kindless_rules_run_where_read(symbols, dependencies, order, graphs)
     return graphs, diagnostics
 
 
@@ -78,13 +77,20 @@ _RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl)
 
 
 def _kindless_rules_run_where_read(
-    symbols: SymbolTable, dependencies: nx.DiGraph, graphs: dict[str, frozenset[str]]
+    symbols: SymbolTable,
+    dependencies: Mapping[str, list[str]],
+    order: list[str],
+    graphs: dict[str, frozenset[str]],
 ) -> None:
     """A rule that reads no kind (it reads only files, through builtins, or constants) runs
     on every graph of the rules that read it, so `passed(RULE)` always has an outcome."""
-    for name in nx.topological_sort(dependencies):  # readers before what they read
+    readers_of: dict[str, list[str]] = {name: [] for name in dependencies}
+    for user, refs in dependencies.items():
+        for ref in dict.fromkeys(refs):
+            readers_of[ref].append(user)
+    for name in order:  # readers before what they read
         decl = symbols.declarations.get(name)
         if not isinstance(decl, _RULES) or graphs.get(name):
             continue
-        readers = [graphs.get(user, frozenset()) for user in dependencies.predecessors(name)]
+        readers = [graphs.get(user, frozenset()) for user in readers_of[name]]
         graphs[name] = frozenset().union(*readers)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -122,7 +121,7 @@ def names_in(node: object, *, calls: bool = False) -> Iterator[str]:
             yield item.id
         elif isinstance(item, tuple):
             stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+        else:
             if calls and isinstance(item, ast.Call):
                 yield item.func
-            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+            stack.extend(getattr(item, name) for name in ast.child_fields(type(item)))

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import networkx as nx
-
 from engine.check.symbols import did_you_mean, location
 from engine.errors import Diagnostic
+from engine.order import reachable
 from engine.syntax import ast
 
 
-def transition_graph(decl: ast.TransitionsDecl) -> nx.MultiDiGraph:
-    """States as nodes, one edge per legal move, labelled with its event."""
-    graph = nx.MultiDiGraph()
-    graph.add_nodes_from(states(decl))
-    graph.add_edges_from(
-        (move.source.text, move.target.text, {"event": move.event.text}) for move in decl.moves
-    )
+def transition_graph(decl: ast.TransitionsDecl) -> dict[str, list[str]]:
+    """Each state and the states its legal moves lead to."""
+    graph: dict[str, list[str]] = {state: [] for state in states(decl)}
+    for move in decl.moves:
+        graph[move.source.text].append(move.target.text)
     return graph
 
 
@@ -172,20 +169,20 @@ def _first_span(decl: ast.TransitionsDecl, state: str) -> ast.Span:
 
 def _graph_errors(decl: ast.TransitionsDecl, final: set[str]) -> list[Diagnostic]:
     graph = transition_graph(decl)
-    reachable = nx.descendants(graph, decl.initial.text) | {decl.initial.text}
+    reached = reachable(graph, decl.initial.text)
     errors: list[Diagnostic] = []
     for state in states(decl):
-        if state not in reachable:
+        if state not in reached:
             errors.append(
                 Diagnostic(
                     "TRANSITION_UNREACHABLE_STATE",
                     f"state `{state}` cannot be reached from `{decl.initial.text}`",
                     location(_first_span(decl, state)),
-                    hint=did_you_mean(state, reachable),
+                    hint=did_you_mean(state, reached),
                     rule=decl.name.text,
                 )
             )
-        elif state not in final and graph.out_degree(state) == 0:
+        elif state not in final and not graph[state]:
             errors.append(
                 Diagnostic(
                     "TRANSITION_DEAD_END",

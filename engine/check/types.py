@@ -120,6 +120,30 @@ class TypeChecker:
         # the last navigation that reached each set of several kinds, as written: named
         # when an attribute exists on only some of them
         self._ambiguous: dict[tuple[str, ...], str] = {}
+        self._passable_rules: frozenset[str] | None = None
+        self._edges_by_label: dict[str, list[tuple[str, frozenset[str]]]] | None = None
+
+    def _edges_labelled(self, label: str) -> list[tuple[str, frozenset[str]]]:
+        """Each edge `label` as (the kind it leaves, the kinds it enters). Indexed once:
+        scanning every kind at each `<-` made checking quadratic in the kinds."""
+        if self._edges_by_label is None:
+            self._edges_by_label = {}
+            for name, decl in self.symbols.kinds.items():
+                for edge in decl.edges:
+                    targets = frozenset(t.text for t in edge.targets)
+                    self._edges_by_label.setdefault(edge.label.text, []).append((name, targets))
+        return self._edges_by_label.get(label, [])
+
+    def _passable(self) -> frozenset[str]:
+        """The rules `passed(RULE)` can name; built once, not at every call (that was
+        quadratic in the number of declarations)."""
+        if self._passable_rules is None:
+            self._passable_rules = frozenset(
+                name
+                for name, decl in self.symbols.declarations.items()
+                if isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl)
+            )
+        return self._passable_rules
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -565,11 +589,10 @@ class TypeChecker:
                     if edge.label.text == node.label:
                         reached.update(t.text for t in edge.targets)
         else:
-            for name, decl in kinds.items():
-                for edge in decl.edges:
-                    targets = {t.text for t in edge.targets}
-                    if edge.label.text == node.label and targets & set(target.kinds):
-                        reached.add(name)
+            sources = set(target.kinds)
+            for name, targets in self._edges_labelled(node.label):
+                if targets & sources:
+                    reached.add(name)
         if not reached:
             direction = "leaves" if node.outgoing else "enters"
             labels = {e.label.text for k in kinds.values() for e in k.edges}
@@ -736,11 +759,7 @@ class TypeChecker:
     def _passed(self, node: ast.Call) -> Type:
         """`passed(RULE)`: the outcome of a link rule, gate or budget evaluated earlier."""
         target = node.args[0] if len(node.args) == 1 else None
-        rules = {
-            name
-            for name, decl in self.symbols.declarations.items()
-            if isinstance(decl, ast.LinkDecl | ast.GateDecl | ast.BudgetDecl)
-        }
+        rules = self._passable()
         if not (isinstance(target, ast.Name) and target.id in rules):
             self.error(
                 "TYPE_MISMATCH",

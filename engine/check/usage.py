@@ -11,7 +11,6 @@ keyed lookup `having` finds the same records through an index.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 
 from engine.check.symbols import SymbolTable, location, names_in
@@ -148,8 +147,8 @@ def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -
             return True
         if isinstance(node, tuple):
             stack.extend(node)
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
-            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        else:
+            stack.extend(getattr(node, name) for name in ast.child_fields(type(node)))
     return False
 
 
@@ -184,8 +183,10 @@ def _expression_scans(
                 yield node, keys
         elif isinstance(node, tuple):
             stack += [(item, bound) for item in reversed(node)]
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type | ast.Span):
-            stack += [(getattr(node, f.name), bound) for f in reversed(dataclasses.fields(node))]
+        else:
+            stack += [
+                (getattr(node, name), bound) for name in reversed(ast.child_fields(type(node)))
+            ]
 
 
 def _conjuncts(expr: ast.Expr) -> Iterator[ast.Expr]:

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from engine.check.decisions import gates_read
 from engine.check.protocols import reads
 from engine.check.symbols import location
@@ -37,6 +35,7 @@ from engine.evaluate.gates import (
 from engine.evaluate.links import CompiledLink, Violation, compile_link, run_link
 from engine.evaluate.runtime import FAILURES, EvaluationError, failure
 from engine.graph.build import GraphSpec, graph_spec
+from engine.order import topological_order
 from engine.progress import advance
 from engine.ruleset import Ruleset
 from engine.syntax import ast
@@ -359,15 +358,14 @@ def _schedule(steps: dict[str, Step], ruleset: Ruleset) -> tuple[Step, ...]:
     """
     infos = ruleset.checked.infos
     declarations = ruleset.checked.symbols.declarations
-    order = nx.DiGraph()
-    order.add_nodes_from(steps)
+    users: dict[str, list[str]] = {name: [] for name in steps}
     symbols = ruleset.checked.symbols
     for name in steps:
         for used in reads(name, symbols, infos)[0]:
-            order.add_edge(used, name)
+            users.setdefault(used, []).append(name)
     position = {name: index for index, name in enumerate(steps)}
 
     def key(name: str) -> tuple[int, int]:
         return (_RANK[type(declarations[name])], position[name])
 
-    return tuple(steps[name] for name in nx.lexicographical_topological_sort(order, key=key))
+    return tuple(steps[name] for name in topological_order(users, key=key))

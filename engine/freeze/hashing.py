@@ -6,10 +6,9 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from engine.check import CheckedRuleset
 from engine.freeze.canonical import canonical_form, canonical_json
+from engine.order import CycleError, topological_order
 from engine.syntax import ast
 
 
@@ -57,12 +56,9 @@ def declaration_hashes(checked: CheckedRuleset) -> dict[str, str]:
         name: sorted(ref for ref in checked.infos[name].references if ref != name)
         for name in declarations
     }
-    graph = nx.DiGraph()
-    graph.add_nodes_from(declarations)
-    graph.add_edges_from((ref, name) for name, refs in references.items() for ref in refs)
-    try:
-        order = list(nx.topological_sort(graph))
-    except nx.NetworkXUnfeasible:
+    try:  # a declaration points to what it uses: hash in the reverse order
+        order = topological_order(references)[::-1]
+    except CycleError:
         raise ValueError("declarations that reference each other cannot be hashed") from None
     hashes: dict[str, str] = {}
     for name in order:

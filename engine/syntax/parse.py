@@ -1,61 +1,36 @@
-"""Rule text -> typed AST. The only module that knows about Lark."""
+"""Rule text -> typed AST: reading, the grammar's version, comments and the depth limit.
+
+The Lark side (tables, lexer, LALR loop, AST builder) is `engine/syntax/lalr.py`, imported
+only when a file has to be parsed: a file read back from `engine/syntax/parsecache.py`
+needs no Lark at all, which spares its import at every start.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import re
-import threading
-import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Token, Tree
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-)
-
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.gcpolicy import collector_paused
-from engine.limits import MAX_RULE_DEPTH, number_too_large, read_input
+from engine.limits import MAX_RULE_DEPTH, read_input
 from engine.resources import shipped
-from engine.syntax import ast
-from engine.syntax.tables import lalr_parser
+from engine.syntax import ast, parsecache
 from engine.textlines import normalize_newlines
-from engine.units import UNITS
 
 GRAMMAR_FILE = "rules.lark"
 _VERSION_RE = re.compile(r"grammar-version:\s*(\S+)")
-_NUMBER_RE = re.compile(r"[0-9]+(_[0-9]+)*(\.[0-9]+(_[0-9]+)*)?([eE][+-]?[0-9]+)?")
-
-_TOKEN_WORDS = {
-    "NAME": "a name",
-    "STRING": "a string",
-    "NUMBER": "a number",
-    "UNIT": "a unit",
-    "COMPARE": "a comparison",
-    "QUANTIFIER": "`all`/`exists`/`none`",
-    "AGGREGATE": "an aggregate",
-    "OUT_ARROW": "`->`",
-    "IN_ARROW": "`<-`",
-    "ADD_OP": "`+`/`-`",
-    "MUL_OP": "`*`/`/`",
-    "$END": "end of file",
-}
-# Terminals that carry a value; every other token is a keyword or punctuation.
-_VALUE_TERMINALS = frozenset(_TOKEN_WORDS) - {"$END"} | {"TYPE_UNIT"}
 
 
 def grammar_text() -> str:
     """The grammar as shipped with the package."""
     return shipped("grammar").joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
+
+
+@cache
+def _grammar() -> str:
+    return grammar_text()
 
 
 def grammar_version() -> str:
@@ -64,36 +39,6 @@ def grammar_version() -> str:
     if match is None:  # pragma: no cover - the shipped grammar always declares it
         raise RuntimeError("grammar file declares no grammar-version")
     return match.group(1)
-
-
-class _Parser:
-    """The Lark LALR parser with the AST builder run inside it, one file at a time.
-
-    The builder is called as each rule is reduced, so no parse tree is built and walked a
-    second time; keywords are kept (`keep_all_tokens`) only so that spans start at them.
-    """
-
-    def __init__(self) -> None:
-        self.builder = _Builder()
-        self.lark = lalr_parser(  # the tables cached per grammar (engine/syntax/tables.py)
-            grammar_text(),
-            _Callbacks(self.builder),
-            lexer="contextual",
-            keep_all_tokens=True,
-            maybe_placeholders=True,
-        )
-        self.lock = threading.Lock()
-
-    def parse(self, text: str, path: str) -> ast.RuleFile:
-        with self.lock, collector_paused():  # the builder holds the path of the file being parsed
-            self.builder.path = path
-            result = self.lark.parse(text)
-        return _unplace(result)  # type: ignore[no-any-return]
-
-
-@cache
-def _parser() -> _Parser:
-    return _Parser()
 
 
 def parse_text(text: str, path: str) -> ast.RuleFile:
@@ -105,13 +50,10 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
         RulecheckError: with a located SYNTAX_ERROR, RULE_NUMBER_RANGE or RULE_TOO_DEEP
             diagnostic (exit 1).
     """
+    from engine.syntax.lalr import parse_tree
+
     text = normalize_newlines(text)
-    try:
-        rule_file = _parser().parse(text, path)
-    except UnexpectedInput as error:
-        raise RulecheckError([_syntax_diagnostic(error, text, path)], ExitCode.REFUSED) from None
-    except _NumberError as error:
-        raise RulecheckError([error.diagnostic], ExitCode.REFUSED) from None
+    rule_file = parse_tree(text, path)
     too_deep = _too_deep(rule_file)
     if too_deep is not None:
         raise RulecheckError([too_deep], ExitCode.REFUSED)
@@ -128,7 +70,7 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
 
 def parse_file(path: Path) -> ast.RuleFile:
     """Read (within `engine.limits`) and parse one rule file; unreadable or non-UTF-8 files
-    raise RulecheckError."""
+    raise RulecheckError. An unchanged file's AST comes from `parsecache` when kept."""
     raw = read_input(path)
     try:
         text = raw.decode("utf-8")
@@ -142,7 +84,13 @@ def parse_file(path: Path) -> ast.RuleFile:
             Location(str(path), line, column),
         )
         raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
-    return parse_text(text, str(path))
+    grammar = _grammar()
+    cached = parsecache.load(str(path), raw, grammar)
+    if cached is not None:
+        return cached
+    rule_file = parse_text(text, str(path))
+    parsecache.save(str(path), raw, grammar, rule_file)
+    return rule_file
 
 
 def scan_comments(text: str) -> list[ast.Comment]:
@@ -150,6 +98,8 @@ def scan_comments(text: str) -> list[ast.Comment]:
     comments: list[ast.Comment] = []
     # Lark counts lines at `\n` only; so must we (str.splitlines also splits at \x0c, \u2028...).
     for number, raw_line in enumerate(text.split("\n"), start=1):
+        if "#" not in raw_line:  # most lines: nothing to scan
+            continue
         line = raw_line.removesuffix("\r")
         in_string = False
         escaped = False
@@ -168,79 +118,6 @@ def scan_comments(text: str) -> list[ast.Comment]:
                 comments.append(ast.Comment(line[index:].rstrip(), number, own_line))
                 break
     return comments
-
-
-def _syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
-    line = getattr(error, "line", None)
-    column = getattr(error, "column", None)
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
-        # Lark places the end-of-file token at the start of the last token; point after it.
-        line = getattr(error.token, "end_line", None) or line
-        column = getattr(error.token, "end_column", None) or column
-    if isinstance(error, UnexpectedEOF) or line is None or line < 1:
-        lines = text.split("\n")  # lines as Lark counts them, at `\n` only
-        if len(lines) > 1 and not lines[-1]:
-            lines.pop()
-        line, column = len(lines), len(lines[-1]) + 1
-    expected: set[str] = set()
-    if isinstance(error, UnexpectedToken):
-        # `accepts` also holds the keywords (`not`, `true`, `count`...) that `expected` omits.
-        expected = set(error.accepts or error.expected)
-    elif isinstance(error, UnexpectedEOF):
-        expected = set(error.expected)
-    elif isinstance(error, UnexpectedCharacters):
-        expected = set(error.allowed or ())
-    if isinstance(error, UnexpectedToken):
-        token = error.token
-        found = "end of file" if token.type == "$END" else f"`{token}`"
-        message = f"unexpected {found}"
-    elif isinstance(error, UnexpectedCharacters):
-        position = error.pos_in_stream or 0
-        message = f"unexpected character {_show_char(text[position : position + 1])}"
-    else:
-        message = "unexpected end of file"
-    hint = (
-        "expected " + ", ".join(sorted(_describe(name) for name in expected)) if expected else None
-    )
-    if isinstance(error, UnexpectedToken):
-        hint = _likely_fix(error.token, expected) or hint
-    return Diagnostic("SYNTAX_ERROR", message, Location(path, line, column), hint=hint)
-
-
-# Operators written the other way round, as other languages (or a slip) spell them.
-_SWAPPED_OPERATORS = {"=>": ">=", "=<": "<="}
-
-
-def _likely_fix(token: Token, expected: set[str]) -> str | None:
-    """The one fix a slip most likely needs, when it is plain: `=>` written for `>=`
-    where `=>` cannot stand, or a misspelt unit after a number (`5 token`). Said instead
-    of the list of every token the parser would have accepted there."""
-    text = str(token)
-    if text in _SWAPPED_OPERATORS and token.type not in expected:
-        meant = _SWAPPED_OPERATORS[text]
-        return (
-            f"did you mean `{meant}`? (`=>` only separates a decision row's condition "
-            "from its verdict)"
-            if text == "=>"
-            else f"did you mean `{meant}`?"
-        )
-    if token.type == "NAME" and "UNIT" in expected:
-        units = {unit.casefold(): unit for unit in UNITS}
-        close = difflib.get_close_matches(text.casefold(), list(units), n=1, cutoff=0.6)
-        if close:
-            return f"did you mean the unit `{units[close[0]]}`? (units: {', '.join(UNITS)})"
-    return None
-
-
-def _show_char(char: str) -> str:
-    """A character for a message: visible ones in backticks, the others (controls, spaces
-    other than ` `, format characters) by their code point, as in `U+00A0`."""
-    if not char:
-        return "end of file"
-    if char == " " or (char.isprintable() and not char.isspace()):
-        return f"`{char}`"
-    name = unicodedata.name(char, "")
-    return f"`U+{ord(char):04X}`" + (f" ({name.lower()})" if name else "")
 
 
 def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
@@ -262,10 +139,15 @@ def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
                     Location(span.file, span.line, span.column, span.end_line, span.end_column),
                     hint="split it with `const` or `metric` declarations",
                 )
-        fields = _child_fields(type(node))
-        pending += [(getattr(node, name), depth) for name in reversed(fields)]
+        for name in reversed(ast.child_fields(type(node))):
+            child = getattr(node, name)
+            if child is not None and type(child) not in _LEAVES:
+                pending.append((child, depth))
     return None
 
+
+# Field values that hold no node: not worth a turn of the walk.
+_LEAVES = frozenset({str, int, bool, Fraction})
 
 _EXPRESSIONS = (
     ast.Number,
@@ -289,617 +171,13 @@ _EXPRESSIONS = (
 )
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# What tests of the Lark side reach through this module.
+_LALR_NAMES = frozenset({"_Builder", "_Callbacks", "_unplace"})
 
 
-def _child_fields(node_type: type) -> tuple[str, ...]:
-    """The fields of an AST node type that may hold other nodes (cached per type)."""
-    fields = _CHILD_FIELDS.get(node_type)
-    if fields is None:
-        fields = ()
-        if dataclasses.is_dataclass(node_type):
-            names = (f.name for f in dataclasses.fields(node_type))
-            fields = tuple(name for name in names if name not in ("span", "text"))
-        _CHILD_FIELDS[node_type] = fields
-    return fields
+def __getattr__(name: str) -> Any:
+    if name in _LALR_NAMES:
+        from engine.syntax import lalr
 
-
-def _describe(terminal: str) -> str:
-    if terminal in _TOKEN_WORDS:
-        return _TOKEN_WORDS[terminal]
-    pattern = _parser().lark.get_terminal(terminal).pattern
-    return f"`{pattern.value}`" if pattern.type == "str" else terminal.lower()
-
-
-class _NumberError(Exception):
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
-
-
-def _unquote(token: Token) -> str:
-    body = str(token)[1:-1]
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
-
-
-@dataclass(frozen=True, slots=True)
-class _Placed:
-    """A builder result together with the extent of the text its rule matched, when that
-    differs from the result's own span (`(x)`, `where x`, a note, a clause...). Parents
-    measure their span over `span` and receive `value`."""
-
-    value: Any
-    span: ast.Span
-
-
-def _unplace(child: Any) -> Any:
-    return child.value if type(child) is _Placed else child
-
-
-def _start(child: Any) -> tuple[int, int]:
-    if type(child) is Token:
-        return child.line or 0, child.column or 0
-    span: ast.Span = child.span
-    return span.line, span.column
-
-
-def _end(child: Any) -> tuple[int, int]:
-    if type(child) is Token:
-        return child.end_line or 0, child.end_column or 0
-    span: ast.Span = child.span
-    return span.end_line, span.end_column
-
-
-class _Callbacks:
-    """What Lark calls for each reduced rule: `_callback(builder method)` by rule name."""
-
-    def __init__(self, builder: _Builder) -> None:
-        self._builder = builder
-
-    def __getattr__(self, rule: str) -> Callable[[list[Any]], Any]:
-        if rule.startswith("_"):
-            raise AttributeError(rule)
-        return _callback(self._builder, getattr(self._builder, rule))
-
-    def __default__(self, rule: str, children: list[Any], _meta: object) -> Tree[Any]:
-        # Lark's own helper rules (`__start_star_0`...) are trees it flattens into their parent.
-        if not rule.startswith("_"):  # pragma: no cover - every grammar rule has a builder
-            raise RuntimeError(f"grammar rule `{rule}` has no AST builder")
-        return Tree(rule, children)
-
-
-def _callback(
-    builder: _Builder, method: Callable[[ast.Span, list[Any]], Any]
-) -> Callable[[list[Any]], Any]:
-    """Wrap a builder method: measure the span over every child, keywords included, then
-    hand it the children that carry meaning."""
-
-    def reduce(children: list[Any]) -> Any:
-        present = [child for child in children if child is not None]
-        line, column = _start(present[0])
-        end_line, end_column = _end(present[-1])
-        span = ast.Span(builder.path, line, column, end_line, end_column)
-        kept = [
-            _unplace(child)
-            for child in children
-            if type(child) is not Token or child.type in _VALUE_TERMINALS
-        ]
-        result = method(span, kept)
-        if getattr(result, "span", None) is span:
-            return result
-        return _Placed(result, span)
-
-    return reduce
-
-
-class _Builder:
-    """Builds AST nodes bottom-up, called by the parser as it reduces each grammar rule.
-
-    Every method receives the span of the text the rule matched and its children without
-    keywords and punctuation; `_callback` does that bookkeeping for all of them.
-    """
-
-    def __init__(self) -> None:
-        self.path = ""
-
-    # -- spans -----------------------------------------------------------------------------
-
-    def _token_span(self, token: Token) -> ast.Span:
-        return ast.Span(
-            self.path,
-            token.line or 0,
-            token.column or 0,
-            token.end_line or 0,
-            token.end_column or 0,
-        )
-
-    def _ident(self, token: Token) -> ast.Ident:
-        return ast.Ident(str(token), self._token_span(token))
-
-    # -- file and declarations -------------------------------------------------------------
-
-    def start(self, span: ast.Span, children: list[Any]) -> ast.RuleFile:
-        name, version = children[0]
-        return ast.RuleFile(self.path, name, version, tuple(children[1:]), (), span)
-
-    def header(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
-        return self._ident(children[0]), _unquote(children[1])
-
-    def note(self, span: ast.Span, children: list[Token]) -> str:
-        return _unquote(children[0])
-
-    def const_decl(self, span: ast.Span, children: list[Any]) -> ast.ConstDecl:
-        name, value, note = children
-        return ast.ConstDecl(self._ident(name), value, note, span)
-
-    def metric_decl(self, span: ast.Span, children: list[Any]) -> ast.MetricDecl:
-        name, *params, body, note = children
-        kept = tuple(param for param in params if param is not None)
-        return ast.MetricDecl(self._ident(name), kept, body, note, span)
-
-    def type_name(self, span: ast.Span, children: list[Token]) -> Token:
-        return children[0]
-
-    def param(self, span: ast.Span, children: list[Token]) -> ast.Param:
-        return ast.Param(self._ident(children[0]), self._ident(children[1]), span)
-
-    def kind_decl(self, span: ast.Span, children: list[Any]) -> ast.KindDecl:
-        name, *rest = children
-        graphs = tuple(self._ident(g) for g in rest if type(g) is Token)
-        note, *members = rest[len(graphs) :]
-        records = tuple(m for m in members if isinstance(m, ast.Records))
-        keys = [m for m in members if isinstance(m, ast.Ident)]
-        attrs = tuple(m for m in members if isinstance(m, ast.AttrDecl))
-        edges = tuple(m for m in members if isinstance(m, ast.EdgeDecl))
-        key = keys[-1] if keys else None
-        return ast.KindDecl(
-            self._ident(name),
-            graphs,
-            records,
-            key,
-            attrs,
-            edges,
-            note,
-            span,
-        )
-
-    def records_decl(self, span: ast.Span, children: list[Any]) -> ast.Records:
-        document, *pointers, optional = children
-        quoted = tuple(_unquote(p) for p in pointers)
-        return ast.Records(self._ident(document), quoted, optional=bool(optional), span=span)
-
-    def optional(self, span: ast.Span, children: list[Token]) -> bool:
-        return True
-
-    def key_decl(self, span: ast.Span, children: list[Token]) -> ast.Ident:
-        return self._ident(children[0])
-
-    def attr_decl(self, span: ast.Span, children: list[Any]) -> ast.AttrDecl:
-        name, type_name, as_text = children
-        return ast.AttrDecl(
-            self._ident(name), self._ident(type_name), as_text=bool(as_text), span=span
-        )
-
-    def as_text(self, span: ast.Span, children: list[Token]) -> bool:
-        return True
-
-    def edge_decl(self, span: ast.Span, children: list[Token]) -> ast.EdgeDecl:
-        label, _arrow, *targets = children
-        return ast.EdgeDecl(self._ident(label), tuple(self._ident(t) for t in targets), span)
-
-    def within_decl(self, span: ast.Span, children: list[Token]) -> ast.EdgeDecl:
-        target = self._ident(children[0])
-        label = ast.Ident("within", span)
-        return ast.EdgeDecl(label, (target,), span, within=True)
-
-    def protocol_decl(self, span: ast.Span, children: list[Any]) -> ast.ProtocolDecl:
-        name, note, *clauses = children
-
-        def named(keyword: str) -> tuple[ast.Ident, ...]:
-            return tuple(i for k, idents in clauses if k == keyword for i in idents)
-
-        documents = tuple(d for k, d in clauses if k == "document")
-        banners = tuple(b for k, b in clauses if k == "banner")
-        seals = tuple(b for k, b in clauses if k == "seal")
-        freezes = tuple(b for k, b in clauses if k == "freeze")
-        return ast.ProtocolDecl(
-            self._ident(name),
-            note,
-            named("graph"),
-            documents,
-            named("admission"),
-            named("verdict"),
-            named("report"),
-            span,
-            banners,
-            seals,
-            freezes,
-        )
-
-    def _names_clause(self, keyword: str, children: list[Token]) -> tuple[str, Any]:
-        return keyword, tuple(self._ident(token) for token in children)
-
-    def graph_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        return self._names_clause("graph", children)
-
-    def admission_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        return self._names_clause("admission", children)
-
-    def verdict_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        return self._names_clause("verdict", children)
-
-    def report_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        return self._names_clause("report", children)
-
-    def document_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
-        name, path, file_format, schema, measured, optional = children
-        schema_path, schema_code = schema if schema is not None else (None, None)
-        document = ast.DocumentClause(
-            self._ident(name),
-            _unquote(path),
-            self._ident(file_format),
-            schema_path,
-            bool(measured),
-            bool(optional),
-            span,
-            schema_code=schema_code,
-        )
-        return "document", document
-
-    def derived_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
-        name, table = children
-        format_ = ast.Ident("", span)
-        document = ast.DocumentClause(self._ident(name), "", format_, span=span)
-        return "document", dataclasses.replace(document, table=self._ident(table))
-
-    def given_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
-        name, optional = children
-        format_ = ast.Ident("", span)
-        document = ast.DocumentClause(
-            self._ident(name), "", format_, optional=bool(optional), span=span, given=True
-        )
-        return "document", document
-
-    def freeze_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        table, document, pointer, before = children
-        freeze = ast.Freeze(
-            self._ident(table), self._ident(document), _unquote(pointer), self._ident(before), span
-        )
-        return "freeze", freeze
-
-    def seal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, Any]:
-        table, document = children
-        return "seal", ast.Seal(self._ident(table), self._ident(document), span)
-
-    def banner_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
-        text, gate = children
-        return "banner", ast.Banner(_unquote(text), self._ident(gate), span)
-
-    def doc_schema(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Ident | None]:
-        path, code = children[0], children[-1]  # absent, `else reject CODE` is None each
-        return _unquote(path), self._ident(code) if code is not None else None
-
-    def doc_measured(self, span: ast.Span, children: list[Token]) -> bool:
-        return True
-
-    def code_decl(self, span: ast.Span, children: list[Any]) -> ast.CodeDecl:
-        name, message, note = children
-        return ast.CodeDecl(self._ident(name), _unquote(message), note, span)
-
-    def binding(self, span: ast.Span, children: list[Any]) -> ast.Binding:
-        var, source, where = children
-        return ast.Binding(self._ident(var), source, where, span)
-
-    def ledger(self, span: ast.Span, children: list[Any]) -> ast.Ledger:
-        var, source, where, order = children
-        return ast.Ledger(self._ident(var), source, where, order, span)
-
-    def where(self, span: ast.Span, children: list[Any]) -> Any:
-        return children[0]
-
-    def require(self, span: ast.Span, children: list[Any]) -> Any:
-        return children[0]
-
-    def link_decl(self, span: ast.Span, children: list[Any]) -> ast.LinkDecl:
-        name, note, *bindings, require, code = children
-        return ast.LinkDecl(
-            self._ident(name),
-            note,
-            tuple(bindings),
-            require,
-            self._ident(code),
-            span,
-        )
-
-    def gate_decl(self, span: ast.Span, children: list[Any]) -> ast.GateDecl:
-        name, note, *bindings, require = children
-        return ast.GateDecl(self._ident(name), note, tuple(bindings), require, span)
-
-    def budget_decl(self, span: ast.Span, children: list[Any]) -> ast.BudgetDecl:
-        name, note, *bindings, ledger, total, reserve, op, ceiling = children
-        return ast.BudgetDecl(
-            self._ident(name),
-            note,
-            tuple(bindings),
-            ledger,
-            total,
-            reserve,
-            str(op),
-            ceiling,
-            span,
-        )
-
-    def reserving(self, span: ast.Span, children: list[Any]) -> Any:
-        return children[0]
-
-    def conditional(self, span: ast.Span, children: list[Any]) -> ast.Conditional:
-        condition, then, otherwise = children
-        return ast.Conditional(condition, then, otherwise, span)
-
-    def table_decl(self, span: ast.Span, children: list[Any]) -> ast.TableDecl:
-        name, note, *rest = children
-        bindings = tuple(c for c in rest if isinstance(c, ast.Binding))
-        columns = tuple(c for c in rest if isinstance(c, ast.Column))
-        return ast.TableDecl(self._ident(name), note, bindings, columns, span)
-
-    def column(self, span: ast.Span, children: list[Any]) -> ast.Column:
-        return ast.Column(self._ident(children[0]), children[1], span)
-
-    def decision_decl(self, span: ast.Span, children: list[Any]) -> ast.DecisionDecl:
-        name, note, *rows = children
-        return ast.DecisionDecl(self._ident(name), note, tuple(rows), span)
-
-    def when_row(self, span: ast.Span, children: list[Any]) -> ast.DecisionRow:
-        condition, verdict = children
-        return ast.DecisionRow(condition, self._ident(verdict), span)
-
-    def otherwise_row(self, span: ast.Span, children: list[Any]) -> ast.DecisionRow:
-        return ast.DecisionRow(None, self._ident(children[0]), span)
-
-    def transitions_decl(self, span: ast.Span, children: list[Any]) -> ast.TransitionsDecl:
-        name, note, initial, *clauses = children
-        terminal: list[ast.Ident] = []
-        settlement: list[ast.Ident] = []
-        events: list[ast.EventDecl] = []
-        moves: list[ast.Move] = []
-        outcomes: list[ast.Outcome] = []
-        replays: list[ast.ReplayClause] = []
-        policies: list[ast.PolicyPath] = []
-        for kind, value in clauses:
-            if kind == "replay":
-                replays.append(value)
-            elif kind == "policy":
-                policies.append(value)
-            elif kind == "terminal":
-                terminal += value
-            elif kind == "settlement":
-                settlement += value
-            elif kind == "event":
-                events.append(value)
-            elif kind == "move":
-                moves.append(value)
-            else:
-                outcomes.append(value)
-        if len(replays) > 1:
-            second = replays[1].span
-            diagnostic = Diagnostic(
-                "SYNTAX_ERROR",
-                f"transition table `{name}` has a second `replay` clause",
-                Location(self.path, second.line, second.column),
-                hint="a table is replayed over one kind of events; declare a second table",
-            )
-            raise _NumberError(diagnostic)
-        return ast.TransitionsDecl(
-            self._ident(name),
-            note,
-            self._ident(initial),
-            tuple(terminal),
-            tuple(settlement),
-            tuple(events),
-            tuple(moves),
-            tuple(outcomes),
-            span,
-            replays[0] if replays else None,
-            tuple(policies),
-        )
-
-    def terminal_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, list[ast.Ident]]:
-        return "terminal", [self._ident(t) for t in children]
-
-    def settlement_clause(
-        self, span: ast.Span, children: list[Token]
-    ) -> tuple[str, list[ast.Ident]]:
-        return "settlement", [self._ident(t) for t in children]
-
-    def event_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.EventDecl]:
-        name, *states = children
-        event = ast.EventDecl(self._ident(name), tuple(self._ident(s) for s in states), span)
-        return "event", event
-
-    def move_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Move]:
-        source, event, target = (self._ident(t) for t in children)
-        return "move", ast.Move(source, event, target, span)
-
-    def outcome_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.Outcome]:
-        state, result = (self._ident(t) for t in children)
-        return "outcome", ast.Outcome(state, result, span)
-
-    def replay_clause(self, span: ast.Span, children: list[Any]) -> tuple[str, ast.ReplayClause]:
-        kind, entity, event, order, where, key, version, ledger = children
-        clause = ast.ReplayClause(
-            self._ident(kind),
-            self._ident(entity),
-            self._ident(event),
-            self._ident(order),
-            where[0] if where else None,
-            where[1] if where else None,
-            key[0] if key else None,
-            version,
-            span,
-            key[1] if key else (),
-            ledger,
-        )
-        return "replay", clause
-
-    def policy_clause(self, span: ast.Span, children: list[Token]) -> tuple[str, ast.PolicyPath]:
-        outcome, source, *events = (self._ident(t) for t in children)
-        return "policy", ast.PolicyPath(outcome, source, tuple(events), span)
-
-    def replay_where(self, span: ast.Span, children: list[Token]) -> tuple[ast.Ident, str]:
-        return self._ident(children[0]), _unquote(children[1])
-
-    def replay_key(
-        self, span: ast.Span, children: list[Token | None]
-    ) -> tuple[ast.Ident, tuple[ast.Ident, ...]]:
-        key, *over = children
-        assert key is not None
-        return self._ident(key), tuple(self._ident(t) for t in over if t is not None)
-
-    def replay_version(self, span: ast.Span, children: list[Token]) -> ast.Ident:
-        return self._ident(children[0])
-
-    def replay_ledger(self, span: ast.Span, children: list[Token]) -> ast.Ident:
-        return self._ident(children[0])
-
-    # -- expressions -----------------------------------------------------------------------
-
-    def or_expr(self, span: ast.Span, children: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("or", tuple(children), span)
-
-    def and_expr(self, span: ast.Span, children: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("and", tuple(children), span)
-
-    def not_op(self, span: ast.Span, children: list[Any]) -> ast.Unary:
-        return ast.Unary("not", children[0], span)
-
-    def negate(self, span: ast.Span, children: list[Any]) -> Any:
-        operand = children[0]
-        if isinstance(operand, ast.Number):
-            return ast.Number(-operand.value, operand.unit, "-" + operand.text, span)
-        return ast.Unary("-", operand, span)
-
-    def comparison(self, span: ast.Span, children: list[Any]) -> ast.Binary:
-        left, op, right = children
-        return ast.Binary(str(op), left, right, span)
-
-    def member(self, span: ast.Span, children: list[Any]) -> ast.Binary:
-        return ast.Binary("in", children[0], children[1], span)
-
-    def not_member(self, span: ast.Span, children: list[Any]) -> ast.Binary:
-        return ast.Binary("not in", children[0], children[1], span)
-
-    def additive(self, span: ast.Span, children: list[Any]) -> Any:
-        return _left_assoc(self.path, children)
-
-    def multiplicative(self, span: ast.Span, children: list[Any]) -> Any:
-        return _left_assoc(self.path, children)
-
-    def attribute(self, span: ast.Span, children: list[Any]) -> ast.Attribute:
-        return ast.Attribute(children[0], str(children[1]), span)
-
-    def successors(self, span: ast.Span, children: list[Any]) -> ast.Navigate:
-        return ast.Navigate(children[0], str(children[2]), True, span)
-
-    def predecessors(self, span: ast.Span, children: list[Any]) -> ast.Navigate:
-        return ast.Navigate(children[0], str(children[2]), False, span)
-
-    def string(self, span: ast.Span, children: list[Token]) -> ast.String:
-        return ast.String(_unquote(children[0]), span)
-
-    def true(self, span: ast.Span, children: list[Any]) -> ast.Bool:
-        return ast.Bool(True, span)
-
-    def false(self, span: ast.Span, children: list[Any]) -> ast.Bool:
-        return ast.Bool(False, span)
-
-    def null(self, span: ast.Span, children: list[Any]) -> ast.Null:
-        return ast.Null(span)
-
-    def name(self, span: ast.Span, children: list[Token]) -> ast.Name:
-        return ast.Name(str(children[0]), span)
-
-    def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
-        func, *args = children
-        kept = tuple(arg for arg in args if arg is not None)
-        return ast.Call(str(func), kept, span)
-
-    def quantifier(self, span: ast.Span, children: list[Any]) -> ast.Quantifier:
-        op, var, source, where, body = children
-        return ast.Quantifier(str(op), str(var), source, where, body, span)
-
-    def aggregate(self, span: ast.Span, children: list[Any]) -> ast.Aggregate:
-        op, element, var, source, where = children
-        return ast.Aggregate(str(op), element, str(var), source, where, span)
-
-    def count(self, span: ast.Span, children: list[Any]) -> ast.Count:
-        var, source, where = children
-        return ast.Count(str(var), source, where, span)
-
-    def select(self, span: ast.Span, children: list[Any]) -> ast.Select:
-        var, source, where = children
-        return ast.Select(str(var), source, where, span)
-
-    def set_literal(self, span: ast.Span, children: list[Any]) -> ast.SetLiteral:
-        return ast.SetLiteral(tuple(c for c in children if c is not None), span)
-
-    def map_literal(self, span: ast.Span, children: list[Any]) -> ast.MapLiteral:
-        return ast.MapLiteral(tuple(children), span)
-
-    def map_entry(self, span: ast.Span, children: list[Any]) -> tuple[str, Any]:
-        return _unquote(children[0]), children[1]
-
-    def quantity(self, span: ast.Span, children: list[Token | None]) -> ast.Number:
-        number, unit = children
-        assert number is not None
-        text = str(number)
-        if not _NUMBER_RE.fullmatch(text):
-            diagnostic = Diagnostic(
-                "SYNTAX_ERROR",
-                f"misplaced digit separator in `{text}`",
-                Location(self.path, number.line or 0, number.column or 0),
-                hint="`_` may only stand between two digits, as in `90_000`",
-            )
-            raise _NumberError(diagnostic)
-        mantissa, _e, exponent = text.replace("_", "").lower().partition("e")
-        digits = mantissa.replace(".", "").lstrip("0") or "0"
-        fraction_digits = len(mantissa.partition(".")[2])
-        # An exponent too long to read is beyond any limit; keep `int()` within its own.
-        if len(exponent) > 12:
-            exponent = exponent[:1].strip("0123456789") + "1" + "0" * 12
-        scale = int(exponent or "0")
-        problem = number_too_large(digits, scale - fraction_digits + len(digits) - 1)
-        if problem is not None:
-            diagnostic = Diagnostic(
-                "RULE_NUMBER_RANGE",
-                f"number `{_cut(text)}` is too large to hold exactly: {problem}",
-                Location(self.path, number.line or 0, number.column or 0),
-            )
-            raise _NumberError(diagnostic)
-        value = Fraction(text.replace("_", ""))
-        return ast.Number(value, str(unit) if unit is not None else None, text, span)
-
-    def atom(self, span: ast.Span, children: list[Any]) -> Any:
-        return children[0]  # a parenthesised expression keeps its own span
-
-    def predicate(self, span: ast.Span, children: list[Any]) -> Any:
-        return children[0]
-
-
-def _left_assoc(path: str, children: list[Any]) -> Any:
-    """Fold `a op b op c` to the left; each Binary spans its own operands."""
-    result = children[0]
-    for index in range(1, len(children), 2):
-        op, right = str(children[index]), children[index + 1]
-        span = ast.Span(
-            path,
-            result.span.line,
-            result.span.column,
-            right.span.end_line,
-            right.span.end_column,
-        )
-        result = ast.Binary(op, result, right, span)
-    return result
+        return getattr(lalr, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,12 +20,10 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lark import Lark
-from lark import __version__ as lark_version
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
+if TYPE_CHECKING:  # Lark is imported when tables are needed, not by every command
+    from lark import Lark
 
 _FORMAT = "1"
 _GIVEN = frozenset(
@@ -50,6 +48,8 @@ def cache_folder() -> Path | None:
 
 def cache_file(grammar: str, options: dict[str, Any]) -> Path | None:
     """The file of the tables for this grammar and options, under `cache_folder()`."""
+    from lark import __version__ as lark_version
+
     folder = cache_folder()
     if folder is None:
         return None
@@ -73,8 +73,10 @@ def _private(status: os.stat_result) -> bool:
     return owner_ok and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _load(path: Path, transformer: Any) -> Lark | None:
-    """The parser from the cached tables, or None when there are none to trust."""
+def read_private(path: Path) -> bytes | None:
+    """The bytes of a cache file, or None when there is none to trust: the file and its
+    folder must be owned by the current user, writable by no one else, and the file a
+    regular file (a link is not followed)."""
     try:
         folder = os.lstat(path.parent)
         if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
@@ -87,26 +89,19 @@ def _load(path: Path, transformer: Any) -> Lark | None:
             status = os.fstat(handle.fileno())
             if not stat.S_ISREG(status.st_mode) or not _private(status):
                 return None
-            data, memo = marshal.loads(handle.read())
-        return Lark._load_from_dict(data, memo, transformer=transformer)  # type: ignore[no-untyped-call,no-any-return]
-    except Exception:  # unreadable or stale tables: build them anew
+            return handle.read()
+    except OSError:
         return None
 
 
-def _save(path: Path, lark: Lark) -> None:
-    """Write the tables of `lark` to `path` atomically; give up quietly on any failure."""
+def write_private(path: Path, payload: bytes) -> None:
+    """Write a cache file atomically in a private folder; give up quietly on any failure."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder = os.lstat(path.parent)
         if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
             return
-        data, memo = lark.memo_serialize([TerminalDef, Rule])
-        # what a load is given again (the transformer, ...), as Lark's own cache leaves out
-        data["options"] = {
-            name: value for name, value in data["options"].items() if name not in _GIVEN
-        }
-        payload = marshal.dumps((data, memo))
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tables-")
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache-")
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(payload)
@@ -114,13 +109,46 @@ def _save(path: Path, lark: Lark) -> None:
         except BaseException:
             os.unlink(temporary)
             raise
-    except (OSError, ValueError):
+    except OSError:
         return
+
+
+def _load(path: Path, transformer: Any) -> Lark | None:
+    """The parser from the cached tables, or None when there are none to trust."""
+    from lark import Lark
+
+    payload = read_private(path)
+    if payload is None:
+        return None
+    try:
+        data, memo = marshal.loads(payload)
+        return Lark._load_from_dict(data, memo, transformer=transformer)  # type: ignore[no-untyped-call,no-any-return]
+    except Exception:  # unreadable or stale tables: build them anew
+        return None
+
+
+def _save(path: Path, lark: Lark) -> None:
+    """Write the tables of `lark` to `path` atomically; give up quietly on any failure."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    try:
+        data, memo = lark.memo_serialize([TerminalDef, Rule])
+        # what a load is given again (the transformer, ...), as Lark's own cache leaves out
+        data["options"] = {
+            name: value for name, value in data["options"].items() if name not in _GIVEN
+        }
+        payload = marshal.dumps((data, memo))
+    except ValueError:
+        return
+    write_private(path, payload)
 
 
 def lalr_parser(grammar: str, transformer: Any, **options: Any) -> Lark:
     """`Lark(grammar, parser="lalr", transformer=..., **options)`, its tables read from
     the cache when they are there and trusted, else built and cached."""
+    from lark import Lark
+
     options = {"parser": "lalr", **options}
     path = cache_file(grammar, options)
     if path is not None:

@@ -1,0 +1,154 @@
+"""Parsed rule files kept between processes, so that an unchanged file is not parsed again.
+
+Parsing is most of `rulecheck lint` on the shipped rules. The AST of a file that parsed
+is kept in the cache folder of the grammar tables (`engine/syntax/tables.py`: private,
+written atomically, never pickle) as plain data written with `marshal`: each node a list
+of its type's name index and its fields, tuples as tuples. An entry is used only when
+it was made from the same bytes at the same path, by the same grammar, the same engine
+sources and the same Python; anything else (a changed file, an edited engine, a broken or
+foreign entry) parses the file as before and writes the entry again. One entry is kept
+per path, and at most `KEEP` in all (the least recently written go first), so linting
+many places never fills the disk. Files that do not parse are never kept, so every
+diagnostic comes from a parse. `RULECHECK_PARSE_CACHE=off` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+import sys
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from engine.gcpolicy import collector_paused
+from engine.syntax import ast
+from engine.syntax.tables import cache_folder, read_private, write_private
+
+_FORMAT = "1"
+KEEP = 256
+_FRACTION = -1
+# Every dataclass of the AST, by name; a node is stored as [index, *fields].
+_TYPES: tuple[type, ...] = tuple(
+    sorted(
+        (
+            value
+            for value in vars(ast).values()
+            if isinstance(value, type)
+            and dataclasses.is_dataclass(value)
+            and value.__module__ == ast.__name__
+        ),
+        key=lambda node_type: node_type.__name__,
+    )
+)
+_INDEX = {node_type: index for index, node_type in enumerate(_TYPES)}
+_FIELDS = tuple(tuple(f.name for f in dataclasses.fields(t)) for t in _TYPES)
+_ATOMS = (str, int, bool, type(None))
+
+
+def enabled() -> bool:
+    """False when `RULECHECK_PARSE_CACHE` is `off` (or `0`, `no`, `false`)."""
+    return os.environ.get("RULECHECK_PARSE_CACHE", "").lower() not in ("off", "0", "no", "false")
+
+
+@cache
+def _versions(grammar: str) -> str:
+    """sha256 of what an AST depends on besides its text: the grammar, every engine source
+    file, Python and marshal. Read once per process."""
+    digest = hashlib.sha256()
+    for part in (_FORMAT, grammar, sys.version, str(marshal.version)):
+        digest.update(part.encode("utf-8") + b"\x00")
+    root = Path(__file__).resolve().parent.parent
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode("utf-8") + b"\x00")
+        digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _entry(path: str, grammar: str) -> tuple[Path, str] | None:
+    """The cache file for rule file `path`, and the key an entry must carry."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    versions = _versions(grammar)
+    name = hashlib.sha256(f"{versions}\x00{path}".encode()).hexdigest()[:40]
+    return folder / f"parse-{name}.ast", versions
+
+
+def _encode(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is tuple:
+        return tuple(_encode(item) for item in value)
+    if kind is Fraction:
+        return [_FRACTION, value.numerator, value.denominator]
+    index = _INDEX.get(kind)
+    if index is None:
+        raise TypeError(f"no cache form for {kind.__name__}")
+    return [index, *(_encode(getattr(value, name)) for name in _FIELDS[index])]
+
+
+def _decode(value: Any) -> Any:
+    kind = type(value)
+    if kind is list:
+        index = value[0]
+        if index == _FRACTION:
+            return Fraction(value[1], value[2])
+        return _TYPES[index](*map(_decode, value[1:]))
+    if kind is tuple:
+        return tuple(map(_decode, value))
+    return value
+
+
+def load(path: str, raw: bytes, grammar: str) -> ast.RuleFile | None:
+    """The AST kept for these bytes at `path`, or None when there is none to use."""
+    if not enabled():
+        return None
+    entry = _entry(path, grammar)
+    if entry is None:
+        return None
+    payload = read_private(entry[0])
+    if payload is None:
+        return None
+    try:
+        with collector_paused():  # see engine/gcpolicy.py: a third of the load otherwise
+            key, content, tree = marshal.loads(payload)
+            if key != entry[1] or content != hashlib.sha256(raw).hexdigest():
+                return None
+            rule_file = _decode(tree)
+    except Exception:  # a broken or foreign entry: parse as if there were none
+        return None
+    return rule_file if isinstance(rule_file, ast.RuleFile) else None
+
+
+def save(path: str, raw: bytes, grammar: str, rule_file: ast.RuleFile) -> None:
+    """Keep the AST parsed from these bytes at `path`; give up quietly on any failure."""
+    if not enabled():
+        return
+    entry = _entry(path, grammar)
+    if entry is None:
+        return
+    try:
+        payload = marshal.dumps((entry[1], hashlib.sha256(raw).hexdigest(), _encode(rule_file)))
+    except (TypeError, ValueError, RecursionError):
+        return
+    write_private(entry[0], payload)
+    _prune(entry[0].parent)
+
+
+def _prune(folder: Path) -> None:
+    """Remove all but the `KEEP` most recently written entries."""
+    try:
+        entries = [
+            (item.stat(follow_symlinks=False).st_mtime_ns, item.path)
+            for item in os.scandir(folder)
+            if item.name.startswith("parse-") and item.name.endswith(".ast")
+        ]
+        for _, stale in sorted(entries, reverse=True)[KEEP:]:
+            os.unlink(stale)
+    except OSError:
+        return

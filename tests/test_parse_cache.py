@@ -1,0 +1,115 @@
+"""The parse cache (engine/syntax/parsecache.py): a rule file read from it is the AST a
+parse gives, spans included; a changed file, a broken entry, an entry others may write,
+a file that does not parse and a cache turned off all parse the file as if there were no
+cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.errors import RulecheckError
+from engine.syntax import parsecache
+from engine.syntax.parse import grammar_text, parse_file, parse_text
+
+RULES = sorted((Path(__file__).parent.parent / "rules").glob("*.rules"))
+
+
+def _exact(node: Any) -> Any:
+    """The whole tree as plain data, spans included (AST equality leaves them out)."""
+    if isinstance(node, tuple):
+        return tuple(_exact(item) for item in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        fields = dataclasses.fields(node)
+        return (type(node).__name__, *(_exact(getattr(node, f.name)) for f in fields))
+    return node
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("parse-*.ast"))
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RULECHECK_CACHE_DIR", str(cache))
+    monkeypatch.delenv("RULECHECK_PARSE_CACHE", raising=False)
+    return cache
+
+
+def _copy(path: Path, folder: Path) -> Path:
+    target = folder.parent / path.name
+    target.write_bytes(path.read_bytes())
+    return target
+
+
+def test_a_kept_file_is_the_tree_a_parse_gives(folder: Path) -> None:
+    for path in RULES:
+        parsed = parse_file(path)
+        kept = parse_file(path)
+        fresh = parse_text(path.read_text(encoding="utf-8"), str(path))
+        assert _exact(parsed) == _exact(kept) == _exact(fresh)
+    assert len(_entries(folder)) == len(RULES)
+
+
+def test_a_changed_file_is_parsed_again(folder: Path) -> None:
+    path = _copy(RULES[0], folder)
+    parse_file(path)
+    path.write_text(path.read_text(encoding="utf-8") + "\nconst added_later = 1\n")
+    names = [decl.name.text for decl in parse_file(path).declarations]
+    assert names[-1] == "added_later"
+    assert len(_entries(folder)) == 1  # one entry per path, written anew
+
+
+def test_a_broken_entry_is_parsed_again(folder: Path) -> None:
+    path = _copy(RULES[0], folder)
+    expected = _exact(parse_file(path))
+    (entry,) = _entries(folder)
+    entry.write_bytes(entry.read_bytes()[:100])  # cut short
+    assert _exact(parse_file(path)) == expected
+    assert entry.stat().st_size > 100  # written anew
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_an_entry_others_may_write_is_not_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _copy(RULES[0], folder)
+    parse_file(path)
+    (entry,) = _entries(folder)
+    entry.chmod(0o666)
+    raw = path.read_bytes()
+    assert parsecache.load(str(path), raw, grammar_text()) is None
+    entry.chmod(0o600)
+    assert parsecache.load(str(path), raw, grammar_text()) is not None
+
+
+def test_a_file_that_does_not_parse_is_never_kept(folder: Path) -> None:
+    path = folder.parent / "broken.rules"
+    path.write_text('ruleset broken version "1"\nconst = 1\n', encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(RulecheckError) as raised:
+            parse_file(path)
+        assert [d.code for d in raised.value.diagnostics] == ["SYNTAX_ERROR"]
+    assert not _entries(folder)
+
+
+def test_the_cache_can_be_turned_off(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RULECHECK_PARSE_CACHE", "off")
+    parse_file(RULES[0])
+    assert not folder.exists() or not _entries(folder)
+
+
+def test_the_cache_keeps_a_bounded_number_of_entries(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parsecache, "KEEP", 2)
+    for index in range(4):
+        path = folder.parent / f"copy_{index}.rules"
+        path.write_bytes(RULES[0].read_bytes())
+        parse_file(path)
+    assert len(_entries(folder)) == 2
