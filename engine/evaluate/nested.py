@@ -41,7 +41,7 @@ from engine.gcpolicy import collector_paused
 from engine.graph.build import build_graph
 from engine.syntax import ast
 
-_SHARED_LIMIT = 256  # documents kept between checks (a packet shared by many answers)
+_SHARED_LIMIT = 256  # shared documents kept between checks (a packet read by many answers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,26 +230,33 @@ class NestedChecker:
     def _document(
         self, clause: ast.DocumentClause, path: Path
     ) -> tuple[Document | None, list[Diagnostic]]:
-        """A document and its schema problems (or None and why it could not be read)."""
+        """A document and its schema problems (or None and why it could not be read).
+
+        A measured document is the subject of one check and is not kept: keeping every
+        answer until the memo is full only gave the cyclic collector more to walk."""
+        if clause.measured:
+            return self._load(clause, path)
         key = (clause.name.text, str(path))
         if key not in self._read:
             if len(self._read) > _SHARED_LIMIT:
                 self._read.clear()
-            try:
-                document = load_document(clause.name.text, path, clause.format.text)
-            except RulecheckError as error:
-                if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
-                    raise
-                self._read[key] = (None, list(error.diagnostics))
-            else:
-                schema = self.schema(clause)
-                found = (
-                    schema_problems(document, schema[1], schema_code(clause))
-                    if schema is not None
-                    else []
-                )
-                self._read[key] = (document, found)
+            self._read[key] = self._load(clause, path)
         return self._read[key]
+
+    def _load(
+        self, clause: ast.DocumentClause, path: Path
+    ) -> tuple[Document | None, list[Diagnostic]]:
+        try:
+            document = load_document(clause.name.text, path, clause.format.text)
+        except RulecheckError as error:
+            if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
+                raise
+            return None, list(error.diagnostics)
+        schema = self.schema(clause)
+        found = (
+            schema_problems(document, schema[1], schema_code(clause)) if schema is not None else []
+        )
+        return document, found
 
 
 def _in_file(problem: Diagnostic, loaded: Mapping[str, Document]) -> Diagnostic:
