@@ -63,6 +63,10 @@ def test_a_rule_mutation_is_a_diff_and_its_owning_control_catches_it(
     campaign.manifest["identities"]["ruleset_hash"] = hashed[1]
     entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
     entry["sha256"] = sha256_hex(lock.read_bytes())
+    for record in campaign.manifest["development"]["rounds"]:  # both rounds ran this lock
+        for item in record["inputs"]:
+            if item["path"] == "rules.lock":
+                item["sha256"] = sha256_hex(lock.read_bytes())
     write_campaign(campaign, bundle, rehash=False)
     shutil.copyfile(lock, bundle / "rules.lock")
     mutated = _verdict(bundle, rules)
