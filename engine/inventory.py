@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.freeze.hashing import sha256_hex
 from engine.limits import read_input
-from engine.resources import shipped
+from engine.resources import engine_source_digest, shipped
 from engine.ruleset import load_ruleset
 from engine.syntax.load import rule_paths
 from engine.syntax.parse import GRAMMAR_FILE, grammar_text, grammar_version
@@ -41,23 +41,6 @@ def _schema_hashes() -> dict[str, str]:
         for entry in sorted(schemas.iterdir(), key=lambda e: e.name)
         if entry.name.endswith((".yaml", ".json"))
     }
-
-
-def engine_source_digest() -> dict[str, Any]:
-    """The sha256 of the engine's own Python source: every module's path (relative to the
-    package, `/`-separated) and sha256, one `SHA256  PATH` line each in path order. A
-    modified engine of the same version then has another identity. Shipped data (rules,
-    grammar, schemas) is hashed on its own and left out."""
-    package = Path(__file__).resolve().parent
-    modules = sorted(
-        path.relative_to(package).as_posix()
-        for path in package.rglob("*.py")
-        if "_data" not in path.relative_to(package).parts
-    )
-    listing = "".join(
-        f"{sha256_hex((package / module).read_bytes())}  {module}\n" for module in modules
-    )
-    return {"modules": len(modules), "sha256": sha256_hex(listing.encode("utf-8"))}
 
 
 def evaluator_identity() -> dict[str, Any]:

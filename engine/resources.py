@@ -7,10 +7,12 @@ in the same layout (`engine/_data/manifests/schemas/`).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 _CHECKOUT_ROOT = Path(__file__).resolve().parent.parent
 _FOLDERS = {
@@ -39,3 +41,21 @@ def shipped_rules_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:  # pragma: no cover
         raise RuntimeError("the shipped rules are not installed")
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def engine_source_digest() -> dict[str, Any]:
+    """The sha256 of the engine's own Python source: every module's path (relative to the
+    package, `/`-separated) and sha256, one `SHA256  PATH` line each in path order. A
+    modified engine of the same version then has another identity. Shipped data (rules,
+    grammar, schemas) is hashed on its own and left out."""
+    package = Path(__file__).resolve().parent
+    modules = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "_data" not in path.relative_to(package).parts
+    )
+    listing = "".join(
+        f"{hashlib.sha256((package / module).read_bytes()).hexdigest()}  {module}\n"
+        for module in modules
+    )
+    return {"modules": len(modules), "sha256": hashlib.sha256(listing.encode()).hexdigest()}

@@ -176,18 +176,19 @@ def _duplicates(root: yaml.Node, file: str) -> list[Diagnostic]:
                 if not isinstance(key, yaml.ScalarNode):  # PyYAML refuses it when building
                     continue
                 if key.value in seen:
-                    mark = key.start_mark
-                    found.append(
-                        Diagnostic(
-                            "YAML_DUPLICATE_KEY",
-                            f"key `{key.value}` appears twice in the same mapping",
-                            Location(
-                                file, mark.line + 1, mark.column + 1, pointer=pointer_of(path)
-                            ),
-                        )
-                    )
+                    found.append(_duplicate_key(key, path, file))
                 seen.add(key.value)
     return found
+
+
+def _duplicate_key(key: yaml.Node, path: tuple[Any, ...], file: str) -> Diagnostic:
+    """A key written a second time in the mapping at `path`."""
+    mark = key.start_mark
+    return Diagnostic(
+        "YAML_DUPLICATE_KEY",
+        f"key `{key.value}` appears twice in the same mapping",
+        Location(file, mark.line + 1, mark.column + 1, pointer=pointer_of(path)),
+    )
 
 
 class StrictValidator(Validator):  # type: ignore[misc]
@@ -499,17 +500,7 @@ class _Scan:
 
     def duplicates(self, file: str) -> list[Diagnostic]:
         """Every key written twice in the same mapping, as `_duplicates` reports them."""
-        found = []
-        for path, key in self._dupes:
-            mark = key.start_mark
-            found.append(
-                Diagnostic(
-                    "YAML_DUPLICATE_KEY",
-                    f"key `{key.value}` appears twice in the same mapping",
-                    Location(file, mark.line + 1, mark.column + 1, pointer=pointer_of(path)),
-                )
-            )
-        return found
+        return [_duplicate_key(key, path, file) for path, key in self._dupes]
 
 
 def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[str, Any]:

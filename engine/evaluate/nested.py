@@ -34,7 +34,7 @@ from engine.bundle.schemac import Validator
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import Facts
-from engine.evaluate.links import EVALUATION_ERROR, CompiledLink, Violation, run_link
+from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
@@ -93,8 +93,6 @@ class NestedChecker:
     # each document clause's schema, read once per evaluation (not once per document)
     _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
     _real_root: list[str | None] = field(default_factory=list)
-    # each graph's link rules, selected once per evaluation (not once per check)
-    _links: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
@@ -197,9 +195,7 @@ class NestedChecker:
         ctx = Context(graph, facts)
         measured = frozenset(c.name.text for c in decl.documents if c.measured)
         subject = measured or frozenset(documents)
-        if graph_name not in self._links:
-            self._links[graph_name] = self.program.links_of(graph_name)
-        links = self._links[graph_name]
+        links = self.program.links_of(graph_name)  # found once per program
         found = list(problems)
         for link in links:
             failed, _bound = run_link(link, ctx, subject)

@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -280,12 +280,13 @@ def to_exact(value: Any, scale: Fraction) -> Any:
     return None
 
 
-def _links(value: Any) -> list[str]:
+def _links(value: Any) -> Sequence[str]:
+    """The texts an edge attribute links by (items that are not text link nothing)."""
     if isinstance(value, str):
-        return [value]
+        return (value,)
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)]
-    return []
+    return ()
 
 
 # ---- describing what was expected and what was found -----------------------------------------
@@ -620,17 +621,8 @@ def build_graph(
         for label, targets in kind.edges:
             indexes = [ids[t] for t in targets if t in ids]
             for node in by_kind[kind.name]:
-                value = attrs[node].get(label)
-                if value.__class__ is str:
-                    links: Any = (value,)
-                elif value.__class__ is list:
-                    links = value  # its items that are not text link nothing
-                else:
-                    links = _links(value)
                 reached = []
-                for link in links:
-                    if link.__class__ is not str and not isinstance(link, str):
-                        continue
+                for link in _links(attrs[node].get(label)):
                     target = None
                     for index in indexes:
                         target = index.get(link)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.gcpolicy import collector_paused
+from engine.resources import engine_source_digest
 from engine.syntax import ast
 from engine.syntax.tables import cache_folder, read_private, write_private
 
@@ -61,10 +62,7 @@ def _versions(grammar: str) -> str:
     digest = hashlib.sha256()
     for part in (_FORMAT, grammar, sys.version, str(marshal.version)):
         digest.update(part.encode("utf-8") + b"\x00")
-    root = Path(__file__).resolve().parent.parent
-    for source in sorted(root.rglob("*.py")):
-        digest.update(str(source.relative_to(root)).encode("utf-8") + b"\x00")
-        digest.update(hashlib.sha256(source.read_bytes()).digest())
+    digest.update(engine_source_digest()["sha256"].encode("utf-8"))
     return digest.hexdigest()
 
 
