@@ -567,6 +567,18 @@ def render(campaign: Campaign) -> dict[str, bytes]:
     return files
 
 
+def record_lock(campaign: Campaign, lock: bytes) -> None:
+    """Record `lock` as the campaign's rules lock, as a freezer would: in the manifest's
+    inputs and in both development rounds, which ran under it."""
+    digest = hashlib.sha256(lock).hexdigest()
+    entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
+    entry["sha256"] = digest
+    for record in campaign.manifest["development"]["rounds"]:
+        for item in record["inputs"]:
+            if item["path"] == "rules.lock":
+                item["sha256"] = digest
+
+
 def write_campaign(campaign: Campaign, root: Path, *, rehash: bool = True) -> Path:
     """Write every file of the bundle under `root` (created if needed); returns `root`.
 

@@ -24,6 +24,7 @@ from campaign_builder import (
     blind_answer_id,
     json_bytes,
     make_campaign,
+    record_lock,
     render_prompt,
     rerate_truth,
     rerender_requests,
@@ -845,12 +846,7 @@ def test_a_lock_that_is_not_the_evaluated_rules_is_refused(
         assert frozen.exit_code == 0, frozen.stdout
         lock = (tmp_path / "o.lock").read_bytes()
     (root / "rules.lock").write_bytes(lock)
-    entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
-    entry["sha256"] = sha256_hex(lock)  # re-frozen, as a freezer would
-    for record in campaign.manifest["development"]["rounds"]:  # both rounds ran this lock
-        for item in record["inputs"]:
-            if item["path"] == "rules.lock":
-                item["sha256"] = sha256_hex(lock)
+    record_lock(campaign, lock)  # re-frozen, as a freezer would
     write_campaign(campaign, root, rehash=False)
     (root / "rules.lock").write_bytes(lock)  # the writer always puts the shipped lock back
     run = cli("check", str(root), "--format", "json")

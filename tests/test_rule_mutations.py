@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
-from campaign_builder import make_campaign, write_campaign
+from campaign_builder import make_campaign, record_lock, write_campaign
 
-from engine.freeze.hashing import sha256_hex
 from tests.cli_run import CliRun
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +60,7 @@ def test_a_rule_mutation_is_a_diff_and_its_owning_control_catches_it(
     hashed = CliRun(["hash", str(rules)]).stdout.splitlines()[-1].split()
     assert hashed[0] == "ruleset"
     campaign.manifest["identities"]["ruleset_hash"] = hashed[1]
-    entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
-    entry["sha256"] = sha256_hex(lock.read_bytes())
-    for record in campaign.manifest["development"]["rounds"]:  # both rounds ran this lock
-        for item in record["inputs"]:
-            if item["path"] == "rules.lock":
-                item["sha256"] = sha256_hex(lock.read_bytes())
+    record_lock(campaign, lock.read_bytes())
     write_campaign(campaign, bundle, rehash=False)
     shutil.copyfile(lock, bundle / "rules.lock")
     mutated = _verdict(bundle, rules)
