@@ -42,6 +42,9 @@ _SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
 
 
 _NONE: frozenset[Any] = frozenset()
+_NONE_TYPE = type(None)
+_TEXT_CLASS = frozenset({str})
+_MAX_PLANS = 256
 _PLAIN_TYPES: dict[tuple[str, bool], frozenset[Any]] = {
     ("text", True): frozenset({str}),
     ("text", False): frozenset({str}),
@@ -99,9 +102,35 @@ class KindSpec:
     within: str | None = None  # `within KIND`: the edge `within` to the containing record's node
     # The members of a record that its node holds (see `_fields`), found once.
     fields: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    # The declared attributes' names, in declaration order.
+    attr_names: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    # Per shape of a record (whether its document is plain, the class of each attribute's
+    # value): the attributes that need a closer look. Records of one kind nearly always
+    # share a shape, so most are checked by one tuple and one dictionary look-up.
+    _plans: dict[tuple[Any, ...], tuple[int, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _fields(self))
+        object.__setattr__(self, "attr_names", tuple(attr.name for attr in self.attrs))
+
+    def plan(self, plain: bool, values: dict[str, Any]) -> tuple[int, ...]:
+        """The indexes (into `attrs`) of the attributes of a record's `values` that are
+        not plain values of their declared type: a list to check item by item, a number
+        to convert or any value of the wrong type. In a document that is not plain (a YAML
+        file with unquoted scalars) every attribute present is looked at."""
+        shape = (plain, *map(type, map(values.get, self.attr_names)))
+        found = self._plans.get(shape)
+        if found is None:
+            found = tuple(
+                index
+                for index, (attr, cls) in enumerate(zip(self.attrs, shape[1:], strict=True))
+                if cls is not _NONE_TYPE and not (plain and cls in attr.plain_types)
+            )
+            if len(self._plans) < _MAX_PLANS:  # a hostile file's many shapes stay bounded
+                self._plans[shape] = found
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,7 +569,7 @@ class _Builder:
 
 
 def _texts_only(value: Any) -> bool:
-    return value.__class__ is list and all(item.__class__ is str for item in value)
+    return value.__class__ is list and _TEXT_CLASS.issuperset(map(type, value))
 
 
 def _quoted(pointer: str) -> str:
@@ -571,8 +600,7 @@ def build_graph(
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
         fields = kind.fields
-        kind_name, key, width = kind.name, kind.key, len(fields)
-        checks = [(a, a.name, a.plain_types, a.category == "list") for a in kind.attrs]
+        kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
         for records in kind.records:
             if records.document not in documents:
                 continue
@@ -590,17 +618,13 @@ def build_graph(
                 node_id = values.get(key) if key else None
                 if key and node_id.__class__ is not str:
                     builder.bad_key(kind, node_id, records.document, pointer)
-                for attr, attr_name, plain_types, is_list in checks:
-                    value = values.get(attr_name)
-                    if value is None:
+                for position in kind.plan(plain, values):
+                    attr = kind_attrs[position]
+                    value = values[attr.name]
+                    if plain and attr.category == "list" and _texts_only(value):
                         continue
-                    if plain:
-                        if value.__class__ in plain_types:
-                            continue
-                        if is_list and _texts_only(value):
-                            continue
-                    at = f"{pointer}/{escape_token(attr_name)}"
-                    values[attr_name] = builder.attribute(
+                    at = f"{pointer}/{escape_token(attr.name)}"
+                    values[attr.name] = builder.attribute(
                         kind, attr, value, records.document, at, node_id
                     )
                 values["id"] = node_id
@@ -619,15 +643,12 @@ def build_graph(
     incoming: dict[tuple[NodeKey, str], list[NodeKey]] = {}
     for kind in spec.kinds:
         for label, targets in kind.edges:
-            indexes = [ids[t] for t in targets if t in ids]
+            reaches = _first_match(ids, targets)
             for node in by_kind[kind.name]:
                 reached = []
-                for link in _links(attrs[node].get(label)):
-                    target = None
-                    for index in indexes:
-                        target = index.get(link)
-                        if target is not None:
-                            break
+                value = attrs[node].get(label)
+                for link in (value,) if value.__class__ is str else _links(value):
+                    target = reaches.get(link)
                     if target is not None:
                         reached.append(target)
                         into = incoming.get((target, label))
@@ -638,6 +659,20 @@ def build_graph(
                 outgoing[(node, label)] = reached
     _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
     return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
+
+
+def _first_match(
+    ids: Mapping[str, Mapping[str, NodeKey]], targets: Sequence[str]
+) -> Mapping[str, NodeKey]:
+    """The node an edge to any of `targets` reaches by each id: of the target kinds that
+    hold the id, the one named first."""
+    indexes = [ids[t] for t in targets if t in ids]
+    if len(indexes) == 1:
+        return indexes[0]
+    merged: dict[str, NodeKey] = {}
+    for index in reversed(indexes):
+        merged.update(index)
+    return merged
 
 
 def _fields(kind: KindSpec) -> tuple[str, ...]:
