@@ -113,3 +113,37 @@ def test_the_cache_keeps_a_bounded_number_of_entries(
         path.write_bytes(RULES[0].read_bytes())
         parse_file(path)
     assert len(_entries(folder)) == 2
+
+
+LOCK = Path(__file__).parent.parent / "controls" / "campaign" / "rules.lock"
+
+
+def test_a_lock_read_again_takes_its_declarations_from_the_cache(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.freeze import lock
+
+    first = lock.read_lock(LOCK)
+    monkeypatch.setattr(lock, "parse_text", _no_parse)
+    again = lock.read_lock(LOCK)
+    assert _exact(first.declarations) == _exact(again.declarations)
+    assert first.hashes == again.hashes
+
+
+def test_a_lock_whose_text_changed_after_it_was_kept_is_parsed_and_refused(folder: Path) -> None:
+    from engine.freeze import lock
+
+    copy = _copy(LOCK, folder)
+    lock.read_lock(copy)
+    text = copy.read_text(encoding="utf-8")
+    marker = '  text: "metric uncached_input(r: receipt) = if '
+    assert marker in text
+    changed = '  text: "metric uncached_input(r: receipt) = if not '
+    copy.write_text(text.replace(marker, changed, 1), encoding="utf-8")
+    with pytest.raises(RulecheckError) as refused:
+        lock.read_lock(copy)
+    assert {d.code for d in refused.value.diagnostics} == {"LOCK_TAMPERED"}
+
+
+def _no_parse(text: str, path: str) -> Any:
+    raise AssertionError(f"{path} was parsed again")

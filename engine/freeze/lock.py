@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,9 @@ from engine.bundle.yamldoc import load_yaml_document
 from engine.check import check_rules
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.hashing import HashedRuleset, declaration_hashes, ruleset_hash
-from engine.syntax import ast
+from engine.syntax import ast, parsecache
 from engine.syntax.format import format_declaration
-from engine.syntax.parse import parse_text
+from engine.syntax.parse import grammar_text, parse_text
 
 LOCK_VERSION = 2  # 2: each entry records the files it depends on (`files`)
 _LOCK_HEADER = 'ruleset locked version "lock"\n\n'
@@ -82,8 +83,10 @@ def read_lock(path: Path) -> LockedRuleset:
     entries = document["declarations"]
     declarations: list[ast.Declaration] = []
     problems: list[Diagnostic] = []
-    for index, entry in enumerate(entries):
-        decl, problem = _entry_declaration(path, index, entry)
+    for index, (entry, parsed_entry) in enumerate(
+        zip(entries, _parsed(path, entries), strict=True)
+    ):
+        decl, problem = _entry_declaration(path, index, entry, parsed_entry)
         if problem is not None:
             problems.append(problem)
         elif decl is not None:
@@ -147,8 +150,35 @@ def _entry_location(path: Path, index: int | None, field: str) -> Location:
     return Location(str(path), pointer=pointer)
 
 
+def _parsed(path: Path, entries: list[dict[str, Any]]) -> list[tuple[ast.Declaration, ...] | str]:
+    """What each entry's text declares, or why it does not parse (the first message).
+
+    Parsing every text is most of reading a lock, and a lock is read on every check of a
+    bundle, so the declarations of a lock whose texts each declared exactly one are kept
+    in the parse cache as one file, keyed by all the texts: a changed text parses again."""
+    where = f"{path}#/declarations"
+    raw = json.dumps([entry["text"] for entry in entries], ensure_ascii=False).encode()
+    grammar = grammar_text()
+    kept = parsecache.load(where, raw, grammar)
+    if kept is not None and len(kept.declarations) == len(entries):
+        return [(decl,) for decl in kept.declarations]
+    found: list[tuple[ast.Declaration, ...] | str] = []
+    for index, entry in enumerate(entries):
+        try:
+            text = _LOCK_HEADER + entry["text"]
+            found.append(parse_text(text, f"{where}/{index}/text").declarations)
+        except RulecheckError as error:
+            found.append(error.diagnostics[0].message if error.diagnostics else "syntax error")
+    every = tuple(decls[0] for decls in found if isinstance(decls, tuple) and len(decls) == 1)
+    if len(every) == len(entries):
+        parsecache.save(
+            where, raw, grammar, ast.RuleFile(where, ast.Ident("locked"), "lock", every)
+        )
+    return found
+
+
 def _entry_declaration(
-    path: Path, index: int, entry: dict[str, Any]
+    path: Path, index: int, entry: dict[str, Any], parsed: tuple[ast.Declaration, ...] | str
 ) -> tuple[ast.Declaration | None, Diagnostic | None]:
     """The one declaration an entry's text holds, or why the entry does not match its text."""
     name = entry["name"]
@@ -157,12 +187,9 @@ def _entry_declaration(
         location = _entry_location(path, index, field)
         return None, Diagnostic("LOCK_TAMPERED", message, location, rule=name)
 
-    try:
-        parsed = parse_text(_LOCK_HEADER + entry["text"], f"{path}#/declarations/{index}/text")
-    except RulecheckError as error:
-        first = error.diagnostics[0].message if error.diagnostics else "syntax error"
-        return tampered(f"the text of `{name}` does not parse: {first}", "text")
-    found = parsed.declarations
+    if isinstance(parsed, str):
+        return tampered(f"the text of `{name}` does not parse: {parsed}", "text")
+    found = parsed
     if len(found) != 1:
         return tampered(
             f"the text of `{name}` must hold exactly one declaration, found {len(found)}", "text"
