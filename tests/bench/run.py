@@ -16,6 +16,7 @@ measures; register it with `@section("name")`. `--quick` runs every section at s
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import datetime as dt
 import hashlib
@@ -345,6 +346,21 @@ def _load(values: tuple[float, float, float]) -> str:
     return ", ".join(f"{x:.2f}" for x in values)
 
 
+SPEED_LOOP = 20_000_000
+
+
+def _speed() -> float:
+    """CPU seconds of a fixed pure-Python loop, the best of three: how fast this machine
+    runs Python, so that absolute figures from two machines can be compared."""
+
+    def loop() -> None:
+        total = 0
+        for number in range(SPEED_LOOP):
+            total += number
+
+    return min(timed(loop, repeats=3).cpu)
+
+
 def machine(command: str, started: dt.datetime, runs: list[SectionRun], quick: bool) -> str:
     """The header: what ran where, when, and the load around each section."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -371,6 +387,9 @@ def machine(command: str, started: dt.datetime, runs: list[SectionRun], quick: b
         f"- CPU: {_cpu_model()}, {cores} cores usable (of {os.cpu_count()})",
         f"- RAM: {_memory()}",
         f"- Python: {platform.python_implementation()} {platform.python_version()}",
+        f"- speed: {_speed():.2f} s CPU for {SPEED_LOOP:,} additions in a Python loop (compare "
+        "figures across machines by this)",
+        "- `engine/` byte-compiled before measuring, as an installed package is",
         "",
         "| section | load average at start (1/5/15 min) | at end | wall |",
         "|---|---|---|---:|",
@@ -834,6 +853,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     notes = load_notes()  # refuse a bad notes file before an hour of measuring
+    # An installed package is byte-compiled; an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE (set on some machines) would compile every engine module
+    # again in each measured process, and that would be measured as rulecheck's own time.
+    compileall.compile_dir(str(ROOT / "engine"), quiet=1)
     bench = Bench(QUICK if args.quick else FULL)
     chosen = [name for name in SECTIONS if not args.only or name in args.only]
     command = shlex.join(
