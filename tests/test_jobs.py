@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+
+from engine.evaluate import batch
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = REPO / "tests" / "data" / "answers" / "index.jsonl"
@@ -51,3 +55,17 @@ def test_two_jobs_give_one_process_output_and_leave_no_worker() -> None:
     assert (two.returncode, two.stdout) == (one.returncode, one.stdout), two.stderr
     assert _in_group(group) == [], "workers outlived the command"
     assert os.getpgrp() != group
+
+
+def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
+    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        pytest.skip("no fork on this platform: workers are always spawned")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not batch._can_fork()  # a lock that thread holds would stay held in a child
+    finally:
+        release.set()
+        other.join()
+    assert batch._can_fork()

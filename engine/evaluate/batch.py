@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 import itertools
 import multiprocessing
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +174,14 @@ def _init_worker(rule_paths: Sequence[str], alias: FilesAlias) -> None:
     _worker = FilesRunner(compile_program(load_ruleset([Path(p) for p in rule_paths])), alias)
 
 
+def _inherit(runner: FilesRunner) -> Callable[[], None]:
+    def adopt() -> None:
+        global _worker
+        _worker = runner
+
+    return adopt
+
+
 def _run_in_worker(job: FilesJob) -> FilesResult | RulecheckError:
     assert _worker is not None
     try:
@@ -193,7 +203,10 @@ def run_jobs(
             yield runner.run(job)
         return
     arguments = ([str(p) for p in rule_paths], runner.alias)
-    yield from pooled(_init_worker, arguments, _run_in_worker, jobs, workers, (_WINDOW, _CHUNK))
+    sizes = (_WINDOW, _CHUNK)
+    yield from pooled(
+        _init_worker, arguments, _run_in_worker, jobs, workers, sizes, _inherit(runner)
+    )
 
 
 def pooled(
@@ -203,9 +216,16 @@ def pooled(
     jobs: Iterable[Any],
     workers: int,
     sizes: tuple[int, int],
+    inherit: Callable[[], None] | None = None,
 ) -> Iterator[Any]:
-    """`function` of each job, in job order, computed in `workers` spawned processes set up
-    by `initializer(*arguments)`; a worker's RulecheckError is raised here.
+    """`function` of each job, in job order, computed in `workers` processes set up by
+    `initializer(*arguments)`; a worker's RulecheckError is raised here.
+
+    With `inherit`, which sets up in this process what `initializer` would build, and
+    where processes can be forked while this one runs no other thread, the workers are
+    forked after calling it: they start with the state this process already built instead
+    of importing and building it again (about 0.7 s each for the shipped rules). Otherwise
+    they are spawned and set up by `initializer`.
 
     The jobs are handed over a window at a time, in chunks (`sizes`): `Pool.imap` would
     otherwise queue the whole stream at once, and memory would grow with the number of
@@ -213,7 +233,13 @@ def pooled(
     exited: a command leaves no process behind.
     """
     window, chunk = sizes
-    pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
+    if inherit is not None and _can_fork():
+        inherit()
+        sys.stdout.flush()  # a worker would otherwise write what is buffered again at exit
+        sys.stderr.flush()
+        pool = multiprocessing.get_context("fork").Pool(workers)
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
     try:
         iterator = iter(jobs)
         while batch := list(itertools.islice(iterator, window)):
@@ -229,6 +255,12 @@ def pooled(
         pool.join()
         del pool
         _stop_resource_tracker()
+
+
+def _can_fork() -> bool:
+    """Forking is safe here: the platform has it and no other thread runs (a lock another
+    thread holds would stay locked forever in the child)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _stop_resource_tracker() -> None:
