@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate import batch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,3 +70,21 @@ def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
         release.set()
         other.join()
     assert batch._can_fork()
+
+
+def _no_setup() -> None:
+    return None
+
+
+def _doubled(job: int) -> int | RulecheckError:
+    if job == 40:
+        return RulecheckError([Diagnostic("INDEX_ENTRY", "job 40 is refused")], ExitCode.USAGE)
+    return 2 * job
+
+
+def test_results_keep_job_order_across_windows_and_a_worker_error_is_raised() -> None:
+    # Windows of 7 jobs in chunks of 3, two windows queued at a time.
+    results = batch.pooled(_no_setup, (), _doubled, range(40), 2, (7, 3), _no_setup)
+    assert list(results) == [2 * job for job in range(40)]
+    with pytest.raises(RulecheckError, match="job 40 is refused"):
+        list(batch.pooled(_no_setup, (), _doubled, range(60), 2, (7, 3), _no_setup))

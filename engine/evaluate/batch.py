@@ -10,6 +10,7 @@ Results come back in index order, so `--jobs N` output is identical to `--jobs 1
 
 from __future__ import annotations
 
+import collections
 import gc
 import itertools
 import multiprocessing
@@ -182,10 +183,10 @@ def _inherit(runner: FilesRunner) -> Callable[[], None]:
     return adopt
 
 
-def _run_in_worker(job: FilesJob) -> FilesResult | RulecheckError:
+def _run_in_worker(job: FilesJob) -> FilesCheck | RulecheckError:
     assert _worker is not None
     try:
-        return _worker.run(job)
+        return _worker.run(job).outcome  # the parent holds the job: it is not sent back
     except RulecheckError as error:
         return error
 
@@ -204,9 +205,18 @@ def run_jobs(
         return
     arguments = ([str(p) for p in rule_paths], runner.alias)
     sizes = (_WINDOW, _CHUNK)
-    yield from pooled(
-        _init_worker, arguments, _run_in_worker, jobs, workers, sizes, _inherit(runner)
+    handed: collections.deque[FilesJob] = collections.deque()  # two windows at most
+
+    def handing() -> Iterator[FilesJob]:
+        for job in jobs:
+            handed.append(job)
+            yield job
+
+    outcomes = pooled(
+        _init_worker, arguments, _run_in_worker, handing(), workers, sizes, _inherit(runner)
     )
+    for outcome in outcomes:
+        yield FilesResult(handed.popleft(), outcome)
 
 
 def pooled(
@@ -227,10 +237,10 @@ def pooled(
     of importing and building it again (about 0.7 s each for the shipped rules). Otherwise
     they are spawned and set up by `initializer`.
 
-    The jobs are handed over a window at a time, in chunks (`sizes`): `Pool.imap` would
-    otherwise queue the whole stream at once, and memory would grow with the number of
-    jobs. When the results end, every worker and multiprocessing's resource tracker have
-    exited: a command leaves no process behind.
+    The jobs are handed over a window at a time, in chunks (`sizes`), two windows queued
+    at most: `Pool.imap` would otherwise queue the whole stream at once, and memory would
+    grow with the number of jobs. When the results end, every worker and multiprocessing's
+    resource tracker have exited: a command leaves no process behind.
     """
     window, chunk = sizes
     if inherit is not None and _can_fork():
@@ -242,8 +252,15 @@ def pooled(
         pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
     try:
         iterator = iter(jobs)
-        while batch := list(itertools.islice(iterator, window)):
-            for result in pool.imap(function, batch, chunksize=chunk):
+        # The next window is queued before this one's results are read, so the workers
+        # never wait for the parent at a window's end.
+        queued: collections.deque[Iterator[Any]] = collections.deque()
+        while True:
+            while len(queued) < 2 and (batch := list(itertools.islice(iterator, window))):
+                queued.append(pool.imap(function, batch, chunksize=chunk))
+            if not queued:
+                break
+            for result in queued.popleft():
                 if isinstance(result, RulecheckError):
                     raise result
                 yield result
