@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -48,8 +49,15 @@ def engine_source_digest() -> dict[str, Any]:
     package, `/`-separated) and sha256, one `SHA256  PATH` line each in path order. A
     modified engine of the same version then has another identity. Shipped data (rules,
     grammar, schemas) is hashed on its own and left out."""
-    modules, digest = _sources_digest(Path(__file__).resolve().parent)
+    modules, digest = _engine_digest()
     return {"modules": modules, "sha256": digest}
+
+
+@cache
+def _engine_digest() -> tuple[int, str]:
+    """Read once per process (the parse and schema caches both key on it): the code that
+    runs is the code this process imported."""
+    return _sources_digest(Path(__file__).resolve().parent)
 
 
 def library_source_digest(name: str) -> str:
