@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -48,7 +49,27 @@ def engine_source_digest() -> dict[str, Any]:
     package, `/`-separated) and sha256, one `SHA256  PATH` line each in path order. A
     modified engine of the same version then has another identity. Shipped data (rules,
     grammar, schemas) is hashed on its own and left out."""
-    package = Path(__file__).resolve().parent
+    modules, digest = _engine_digest()
+    return {"modules": modules, "sha256": digest}
+
+
+@cache
+def _engine_digest() -> tuple[int, str]:
+    """Read once per process (the parse and schema caches both key on it): the code that
+    runs is the code this process imported."""
+    return _sources_digest(Path(__file__).resolve().parent)
+
+
+def library_source_digest(name: str) -> str:
+    """The sha256 of an installed package's Python source (as `engine_source_digest`),
+    found without importing it; empty when it is not installed."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return _sources_digest(Path(next(iter(spec.submodule_search_locations))))[1]
+
+
+def _sources_digest(package: Path) -> tuple[int, str]:
     modules = sorted(
         path.relative_to(package).as_posix()
         for path in package.rglob("*.py")
@@ -58,4 +79,4 @@ def engine_source_digest() -> dict[str, Any]:
         f"{hashlib.sha256((package / module).read_bytes()).hexdigest()}  {module}\n"
         for module in modules
     )
-    return {"modules": len(modules), "sha256": hashlib.sha256(listing.encode()).hexdigest()}
+    return len(modules), hashlib.sha256(listing.encode()).hexdigest()

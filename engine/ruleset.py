@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.check import CheckedRuleset, check_rules
 from engine.errors import Diagnostic, ExitCode, RulecheckError, sorted_diagnostics
-from engine.freeze.hashing import HashedRuleset, hash_ruleset
 from engine.gcpolicy import collector_paused
 from engine.syntax.load import load_rule_files
 from engine.syntax.parse import grammar_version
+
+if TYPE_CHECKING:  # lint does not hash: the hashing module is imported by load_ruleset
+    from engine.freeze.hashing import HashedRuleset
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ def load_ruleset(paths: Sequence[Path]) -> Ruleset:
     Raises:
         RulecheckError: exit 1 with every diagnostic when any rule file has an error.
     """
+    from engine.freeze.hashing import hash_ruleset
+
     with collector_paused():  # parsing, checking and hashing: see engine/gcpolicy.py
         checked, diagnostics = lint_paths(paths)
         errors = [d for d in diagnostics if d.severity == "error"]

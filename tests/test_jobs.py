@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+
+from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.evaluate import batch
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = REPO / "tests" / "data" / "answers" / "index.jsonl"
@@ -51,3 +56,35 @@ def test_two_jobs_give_one_process_output_and_leave_no_worker() -> None:
     assert (two.returncode, two.stdout) == (one.returncode, one.stdout), two.stderr
     assert _in_group(group) == [], "workers outlived the command"
     assert os.getpgrp() != group
+
+
+def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
+    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        pytest.skip("no fork on this platform: workers are always spawned")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not batch._can_fork()  # a lock that thread holds would stay held in a child
+    finally:
+        release.set()
+        other.join()
+    assert batch._can_fork()
+
+
+def _no_setup() -> None:
+    return None
+
+
+def _doubled(job: int) -> int | RulecheckError:
+    if job == 40:
+        return RulecheckError([Diagnostic("INDEX_ENTRY", "job 40 is refused")], ExitCode.USAGE)
+    return 2 * job
+
+
+def test_results_keep_job_order_across_windows_and_a_worker_error_is_raised() -> None:
+    # Windows of 7 jobs in chunks of 3, two windows queued at a time.
+    results = batch.pooled(_no_setup, (), _doubled, range(40), 2, (7, 3), _no_setup)
+    assert list(results) == [2 * job for job in range(40)]
+    with pytest.raises(RulecheckError, match="job 40 is refused"):
+        list(batch.pooled(_no_setup, (), _doubled, range(60), 2, (7, 3), _no_setup))

@@ -138,6 +138,14 @@ def test_every_error_is_reported_with_its_pointer() -> None:
         ({"$ref": "#/definitions/missing"}, "names no definition"),
         ({"type": "decimal"}, "unknown type"),
         ({"items": [{"type": "string"}]}, "single `items`"),
+        ({"minLength": "1 +"}, "non-negative integer"),
+        ({"maxItems": -1}, "non-negative integer"),
+        ({"maximum": float("inf")}, "finite number"),
+        ({"pattern": "("}, "not a regular expression"),
+        ({"required": "ab"}, "array of strings"),
+        ({"enum": "ab"}, "must be an array"),
+        ({"type": [{}]}, "unknown type"),
+        ({"$ref": 3}, "must be a string"),
     ],
 )
 def test_unsupported_schemas_are_refused_at_compile_time(
@@ -145,6 +153,19 @@ def test_unsupported_schemas_are_refused_at_compile_time(
 ) -> None:
     with pytest.raises(SchemaCompileError, match=message):
         compile_schema(schema)
+
+
+def test_names_and_values_with_quotes_are_checked_not_written_into_the_code() -> None:
+    # The checks' code is compiled on first use: what lint accepted must compile then.
+    validate = compile_schema(
+        {"required": ["it's", 'a"b'], "properties": {"k": {"enum": ["it's", "\\n"]}}}
+    )
+    assert validate({"it's": 1, 'a"b': 2, "k": "it's"}) == []
+    assert validate({"k": "x"}) == [
+        ("", "required", "`it's` is a required property"),
+        ("", "required", '`a"b` is a required property'),
+        ("/k", "enum", '`"x"` is not one of "it\'s", "\\\\n"'),
+    ]
 
 
 def test_enum_const_and_unique_checks_take_any_depth() -> None:

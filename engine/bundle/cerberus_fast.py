@@ -43,11 +43,16 @@ class UnsupportedRule(ValueError):
     """The cerberus schema uses a rule the translation does not cover."""
 
 
-def _field(rules: dict[str, Any]) -> dict[str, Any]:
+def _field(rules: Any) -> dict[str, Any]:
+    if not isinstance(rules, dict):
+        raise UnsupportedRule("a field's cerberus rules must be a mapping")
     unknown = sorted(set(rules) - _KNOWN)
     if unknown:
         raise UnsupportedRule("cerberus rule(s) not translated: " + ", ".join(unknown))
-    kind = _TYPES[rules["type"]]
+    declared = rules.get("type")
+    if not isinstance(declared, str) or declared not in _TYPES:
+        raise UnsupportedRule(f"cerberus type not translated: {declared!r}"[:200])
+    kind = _TYPES[declared]
     schema: dict[str, Any] = {"type": [kind, "null"] if rules.get("nullable") else kind}
     if "allowed" in rules:
         schema["enum"] = list(rules["allowed"]) + ([None] if rules.get("nullable") else [])
@@ -72,6 +77,8 @@ def _field(rules: dict[str, Any]) -> dict[str, Any]:
 
 def mapping(fields: dict[str, Any]) -> dict[str, Any]:
     """A cerberus document schema (every field required, no unknown keys) as JSON Schema."""
+    if not isinstance(fields, dict):
+        raise UnsupportedRule("a cerberus schema must be a mapping of field names to rules")
     return {
         "type": "object",
         "required": list(fields),

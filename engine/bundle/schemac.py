@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -147,6 +148,8 @@ class _Generator:
         if unknown:
             raise SchemaCompileError("unsupported keyword(s): " + ", ".join(unknown))
         if "$ref" in schema:
+            if not isinstance(schema["$ref"], str):
+                raise SchemaCompileError("`$ref` must be a string")
             return self.reference(schema["$ref"])
         name = name or f"s{next(self.counter)}"
         body = self.body(schema)
@@ -160,7 +163,10 @@ class _Generator:
             raise SchemaCompileError(f"only local `#/definitions/...` references, not `{ref}`")
         key = ref.removeprefix("#/definitions/")
         if key not in self.refs:
-            target = self.root.get("definitions", {}).get(key)
+            definitions = self.root.get("definitions", {})
+            if not isinstance(definitions, dict):
+                raise SchemaCompileError("`definitions` must be an object")
+            target = definitions.get(key)
             if target is None:
                 raise SchemaCompileError(f"`{ref}` names no definition")
             name = f"d{next(self.counter)}"
@@ -181,7 +187,7 @@ class _Generator:
         types: list[str] = []
         if "type" in schema:
             types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-            unknown = [t for t in types if t not in _TYPE_TESTS]
+            unknown = [t for t in types if not isinstance(t, str) or t not in _TYPE_TESTS]
             if unknown:
                 raise SchemaCompileError(f"unknown type(s) {unknown}")
             test = " or ".join(_TYPE_TESTS[t].format(x=x) for t in types)
@@ -191,13 +197,15 @@ class _Generator:
                 f"{' or '.join(types)}'))",
             ]
         if "enum" in schema:
+            if not isinstance(schema["enum"], list):
+                raise SchemaCompileError("`enum` must be an array")
             allowed = self.constant([_hashable(v) for v in schema["enum"]])
             texts = self.constant(frozenset(v for v in schema["enum"] if v.__class__ is str))
-            text = ", ".join(json.dumps(v) for v in schema["enum"])
+            text = " is not one of " + ", ".join(json.dumps(v) for v in schema["enum"])
             rest += [
                 f"if not ({x} in {texts} if {x}.__class__ is str"
                 f" else _hashable({x}) in {allowed}):",
-                f"    E.append((_P({p}), 'enum', _shown({x}) + ' is not one of {text}'))",
+                f"    E.append((_P({p}), 'enum', _shown({x}) + {text!r}))",
             ]
         if "const" in schema:
             value = self.constant(_hashable(schema["const"]))
@@ -254,21 +262,28 @@ class _Generator:
     def strings(self, schema: dict[str, Any], types: list[str], x: str, p: str) -> list[str]:
         checks: list[str] = []
         if "minLength" in schema:
-            limit = schema["minLength"]
+            limit = _count(schema, "minLength")
             checks += [
                 f"if len({x}) < {limit}:",
                 f"    E.append((_P({p}), 'minLength',"
                 f" 'text is shorter than {limit} character(s)'))",
             ]
         if "maxLength" in schema:
-            limit = schema["maxLength"]
+            limit = _count(schema, "maxLength")
             checks += [
                 f"if len({x}) > {limit}:",
                 f"    E.append((_P({p}), 'maxLength', 'text is longer than {limit} characters'"
                 f" + ' (%d)' % len({x})))",
             ]
         if "pattern" in schema:
-            pattern = self.constant(re.compile(schema["pattern"]))
+            if not isinstance(schema["pattern"], str):
+                raise SchemaCompileError("`pattern` must be a string")
+            try:
+                pattern = self.constant(re.compile(schema["pattern"]))
+            except re.error as error:
+                raise SchemaCompileError(
+                    f"`pattern` is not a regular expression: {error}"
+                ) from None
             shown = json.dumps(schema["pattern"]).replace("'", "\\'")
             checks += [
                 f"if {pattern}.search({x}) is None:",
@@ -282,6 +297,8 @@ class _Generator:
         for keyword, op, word in (("minimum", "<", "less"), ("maximum", ">", "greater")):
             if keyword in schema:
                 limit = schema[keyword]
+                if limit.__class__ not in (int, float) or not math.isfinite(limit):
+                    raise SchemaCompileError(f"`{keyword}` must be a finite number")
                 checks += [
                     f"if {x} {op} {limit!r}:",
                     f"    E.append((_P({p}), '{keyword}',"
@@ -293,13 +310,13 @@ class _Generator:
     def arrays(self, schema: dict[str, Any], types: list[str]) -> list[str]:
         checks: list[str] = []
         if "minItems" in schema:
-            limit = schema["minItems"]
+            limit = _count(schema, "minItems")
             checks += [
                 f"if len(x) < {limit}:",
                 f"    E.append((_P(p), 'minItems', 'fewer than {limit} item(s) (%d)' % len(x)))",
             ]
         if "maxItems" in schema:
-            limit = schema["maxItems"]
+            limit = _count(schema, "maxItems")
             checks += [
                 f"if len(x) > {limit}:",
                 f"    E.append((_P(p), 'maxItems', 'more than {limit} items (%d)' % len(x)))",
@@ -320,6 +337,11 @@ class _Generator:
     def objects(self, schema: dict[str, Any], types: list[str]) -> list[str]:
         checks: list[str] = []
         properties: dict[str, Any] = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            raise SchemaCompileError("`properties` must be an object")
+        required = schema.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+            raise SchemaCompileError("`required` must be an array of strings")
         extra = schema.get("additionalProperties", True)
         known = self.constant(frozenset(properties))
         if extra is False:  # the keys are walked one by one only when one is unexpected
@@ -339,15 +361,15 @@ class _Generator:
         elif extra is not True:
             raise SchemaCompileError("`additionalProperties` must be true, false or a schema")
         if "minProperties" in schema:
-            limit = schema["minProperties"]
+            limit = _count(schema, "minProperties")
             checks += [
                 f"if len(x) < {limit}:",
                 f"    E.append((_P(p), 'minProperties', 'fewer than {limit} entries'))",
             ]
-        for key in schema.get("required", []):
+        for key in required:
             checks += [
                 f"if {key!r} not in x:",
-                f"    E.append((_P(p), 'required', '`{key}` is a required property'))",
+                f"    E.append((_P(p), 'required', {f'`{key}` is a required property'!r}))",
             ]
         for key, subschema in properties.items():
             lines = self.call(subschema, "v", f"(p, {escape_token(key)!r})")
@@ -364,6 +386,8 @@ class _Generator:
         lines: list[str] = []
         for keyword in ("oneOf", "anyOf"):
             if keyword in schema:
+                if not isinstance(schema[keyword], list):
+                    raise SchemaCompileError(f"`{keyword}` must be an array")
                 branches = [self.function(branch) for branch in schema[keyword]]
                 tests = [self.type_test(branch) for branch in schema[keyword]]
                 lines.append(
@@ -371,6 +395,14 @@ class _Generator:
                     " x, p, E)"
                 )
         return lines
+
+
+def _count(schema: dict[str, Any], keyword: str) -> int:
+    """The value of a keyword that counts (a length, a number of items or entries)."""
+    value = schema[keyword]
+    if value.__class__ is not int or value < 0:
+        raise SchemaCompileError(f"`{keyword}` must be a non-negative integer")
+    return int(value)
 
 
 def _guarded(checks: list[str], types: list[str], implied: tuple[str, ...], test: str) -> list[str]:
@@ -434,17 +466,25 @@ def _combine(
 
 
 def compile_schema(schema: dict[str, Any]) -> Validator:
-    """Compile a schema into `validate(value) -> [(pointer, keyword, message), ...]`."""
+    """Compile a schema into `validate(value) -> [(pointer, keyword, message), ...]`.
+
+    Every problem of the schema is found here, when its checks are generated; their
+    Python code is compiled on the first call of the validator, since most of the cost
+    is there and `rulecheck lint` only needs to know that the schema compiles (the
+    generator checks every value it writes into the code, so the code always compiles)."""
     generator = _Generator(schema)
     root = generator.function(schema)
     namespace = generator.namespace
     namespace["_combine"] = _combine
     namespace["_accept"] = lambda x, p, E: None
-    code = compile("\n".join(generator.sources), "<rulecheck schema>", "exec")
-    exec(code, namespace)
-    check = namespace[root]
+    source = "\n".join(generator.sources)
+    check: Callable[[Any, Any, list[SchemaError]], None] | None = None
 
     def validate(value: Any) -> list[SchemaError]:
+        nonlocal check
+        if check is None:
+            exec(compile(source, "<rulecheck schema>", "exec"), namespace)
+            check = namespace[root]
         errors: list[SchemaError] = []
         check(value, "", errors)
         return errors

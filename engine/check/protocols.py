@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-import yaml
-
 from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
-from engine.bundle.yamldoc import cerberus_validator
+from engine.check.schemacache import compiled_before, remember_compiled
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
 from engine.limits import InputRefused, read_input
@@ -61,11 +59,19 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
         OSError: when the file cannot be read.
         ValueError: when it is not a schema the engine can compile.
     """
+    raw = _read_schema(path)
+    return raw, _compiled(raw, _is_cerberus(path))
+
+
+def _read_schema(path: Path) -> bytes:
     try:
-        raw = read_input(path)  # never a FIFO or device, never beyond the size limit
+        return read_input(path)  # never a FIFO or device, never beyond the size limit
     except InputRefused as error:  # its reason, without the "cannot read `PATH`: " head
         raise OSError(0, error.reason) from None
-    return raw, _compiled(raw, path.suffix.lower() in (".yaml", ".yml"))
+
+
+def _is_cerberus(path: Path) -> bool:
+    return path.suffix.lower() in (".yaml", ".yml")
 
 
 @functools.lru_cache(maxsize=64)
@@ -73,6 +79,10 @@ def _compiled(raw: bytes, cerberus: bool) -> Validator:
     """A schema's validator, compiled once per process for the same bytes (linting the
     rules and loading a bundle both need it)."""
     if cerberus:
+        import yaml  # imported only when a cerberus schema is compiled (not by a warm lint)
+
+        from engine.bundle.yamldoc import cerberus_validator
+
         try:
             schema = yaml.safe_load(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as error:
@@ -226,8 +236,13 @@ def _check_schema(document: ast.DocumentClause, protocol: str, facts: ProtocolFa
     path = schema_path(document)
     if path is None:
         return
+    cerberus = _is_cerberus(path)
+    kind = "cerberus" if cerberus else "json"
     try:
-        raw, _ = load_schema(path)
+        raw = _read_schema(path)
+        if not compiled_before(raw, kind):  # see engine/check/schemacache.py
+            _compiled(raw, cerberus)
+            remember_compiled(raw, kind)
     except OSError as error:
         reason = (error.strerror or type(error).__name__).lower()
         message = f"cannot read the schema `{document.schema}` of `{document.name.text}`: {reason}"

@@ -10,9 +10,12 @@ Results come back in index order, so `--jobs N` output is identical to `--jobs 1
 
 from __future__ import annotations
 
+import collections
 import gc
 import itertools
 import multiprocessing
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,10 +175,18 @@ def _init_worker(rule_paths: Sequence[str], alias: FilesAlias) -> None:
     _worker = FilesRunner(compile_program(load_ruleset([Path(p) for p in rule_paths])), alias)
 
 
-def _run_in_worker(job: FilesJob) -> FilesResult | RulecheckError:
+def _inherit(runner: FilesRunner) -> Callable[[], None]:
+    def adopt() -> None:
+        global _worker
+        _worker = runner
+
+    return adopt
+
+
+def _run_in_worker(job: FilesJob) -> FilesCheck | RulecheckError:
     assert _worker is not None
     try:
-        return _worker.run(job)
+        return _worker.run(job).outcome  # the parent holds the job: it is not sent back
     except RulecheckError as error:
         return error
 
@@ -193,7 +204,19 @@ def run_jobs(
             yield runner.run(job)
         return
     arguments = ([str(p) for p in rule_paths], runner.alias)
-    yield from pooled(_init_worker, arguments, _run_in_worker, jobs, workers, (_WINDOW, _CHUNK))
+    sizes = (_WINDOW, _CHUNK)
+    handed: collections.deque[FilesJob] = collections.deque()  # two windows at most
+
+    def handing() -> Iterator[FilesJob]:
+        for job in jobs:
+            handed.append(job)
+            yield job
+
+    outcomes = pooled(
+        _init_worker, arguments, _run_in_worker, handing(), workers, sizes, _inherit(runner)
+    )
+    for outcome in outcomes:
+        yield FilesResult(handed.popleft(), outcome)
 
 
 def pooled(
@@ -203,21 +226,41 @@ def pooled(
     jobs: Iterable[Any],
     workers: int,
     sizes: tuple[int, int],
+    inherit: Callable[[], None] | None = None,
 ) -> Iterator[Any]:
-    """`function` of each job, in job order, computed in `workers` spawned processes set up
-    by `initializer(*arguments)`; a worker's RulecheckError is raised here.
+    """`function` of each job, in job order, computed in `workers` processes set up by
+    `initializer(*arguments)`; a worker's RulecheckError is raised here.
 
-    The jobs are handed over a window at a time, in chunks (`sizes`): `Pool.imap` would
-    otherwise queue the whole stream at once, and memory would grow with the number of
-    jobs. When the results end, every worker and multiprocessing's resource tracker have
-    exited: a command leaves no process behind.
+    With `inherit`, which sets up in this process what `initializer` would build, and
+    where processes can be forked while this one runs no other thread, the workers are
+    forked after calling it: they start with the state this process already built instead
+    of importing and building it again (about 0.7 s each for the shipped rules). Otherwise
+    they are spawned and set up by `initializer`.
+
+    The jobs are handed over a window at a time, in chunks (`sizes`), two windows queued
+    at most: `Pool.imap` would otherwise queue the whole stream at once, and memory would
+    grow with the number of jobs. When the results end, every worker and multiprocessing's
+    resource tracker have exited: a command leaves no process behind.
     """
     window, chunk = sizes
-    pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
+    if inherit is not None and _can_fork():
+        inherit()
+        sys.stdout.flush()  # a worker would otherwise write what is buffered again at exit
+        sys.stderr.flush()
+        pool = multiprocessing.get_context("fork").Pool(workers)
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
     try:
         iterator = iter(jobs)
-        while batch := list(itertools.islice(iterator, window)):
-            for result in pool.imap(function, batch, chunksize=chunk):
+        # The next window is queued before this one's results are read, so the workers
+        # never wait for the parent at a window's end.
+        queued: collections.deque[Iterator[Any]] = collections.deque()
+        while True:
+            while len(queued) < 2 and (batch := list(itertools.islice(iterator, window))):
+                queued.append(pool.imap(function, batch, chunksize=chunk))
+            if not queued:
+                break
+            for result in queued.popleft():
                 if isinstance(result, RulecheckError):
                     raise result
                 yield result
@@ -229,6 +272,12 @@ def pooled(
         pool.join()
         del pool
         _stop_resource_tracker()
+
+
+def _can_fork() -> bool:
+    """Forking is safe here: the platform has it and no other thread runs (a lock another
+    thread holds would stay locked forever in the child)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _stop_resource_tracker() -> None:

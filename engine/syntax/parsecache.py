@@ -27,7 +27,7 @@ from typing import Any
 from engine.gcpolicy import collector_paused
 from engine.resources import engine_source_digest
 from engine.syntax import ast
-from engine.syntax.tables import cache_folder, read_private, write_private
+from engine.syntax.tables import cache_folder, prune_private, read_private, write_private
 
 _FORMAT = "1"
 KEEP = 256
@@ -135,18 +135,4 @@ def save(path: str, raw: bytes, grammar: str, rule_file: ast.RuleFile) -> None:
     except (TypeError, ValueError, RecursionError):
         return
     write_private(entry[0], payload)
-    _prune(entry[0].parent)
-
-
-def _prune(folder: Path) -> None:
-    """Remove all but the `KEEP` most recently written entries."""
-    try:
-        entries = [
-            (item.stat(follow_symlinks=False).st_mtime_ns, item.path)
-            for item in os.scandir(folder)
-            if item.name.startswith("parse-") and item.name.endswith(".ast")
-        ]
-        for _, stale in sorted(entries, reverse=True)[KEEP:]:
-            os.unlink(stale)
-    except OSError:
-        return
+    prune_private(entry[0].parent, "parse-", ".ast", KEEP)

@@ -159,3 +159,17 @@ def lalr_parser(grammar: str, transformer: Any, **options: Any) -> Lark:
     if path is not None:
         _save(path, lark)
     return lark
+
+
+def prune_private(folder: Path, prefix: str, suffix: str, keep: int) -> None:
+    """Remove all but the `keep` most recently written cache files named PREFIX...SUFFIX."""
+    try:
+        entries = [
+            (item.stat(follow_symlinks=False).st_mtime_ns, item.path)
+            for item in os.scandir(folder)
+            if item.name.startswith(prefix) and item.name.endswith(suffix)
+        ]
+        for _, stale in sorted(entries, reverse=True)[keep:]:
+            os.unlink(stale)
+    except OSError:
+        return

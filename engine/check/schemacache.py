@@ -1,0 +1,88 @@
+"""Protocol schemas known to compile, remembered between processes.
+
+Checking that each schema a protocol names compiles (`check.protocols`) is most of what
+`rulecheck lint` does besides parsing: PyYAML and cerberus are imported, cerberus
+validates each of its schemas against its own rules, and every JSON Schema's checks are
+generated. The compiled validator is not used by lint, so what is kept is only the fact
+that a schema of these bytes compiled: an entry named by, and holding, the sha256 of the
+bytes, the kind of schema, the engine's sources, Python and the sources of PyYAML and
+cerberus. It sits beside the parse cache (`engine/syntax/parsecache.py`: same private
+folder, same off switch `RULECHECK_PARSE_CACHE=off`). A schema that does not compile is
+never kept, so every SCHEMA_INVALID comes from a compile; an entry that cannot be read,
+does not hold exactly the expected key, or lies in a folder others may write is ignored
+and the schema compiled again. The validator that checks a bundle is always compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import sys
+from functools import cache
+from pathlib import Path
+
+from engine.resources import engine_source_digest, library_source_digest
+from engine.syntax.parsecache import enabled
+from engine.syntax.tables import cache_folder, prune_private, read_private, write_private
+
+_FORMAT = "1"
+KEEP = 256
+_PREFIX, _SUFFIX = "schema-", ".ok"
+
+
+@cache
+def _versions() -> str:
+    """sha256 of what a schema's compiling depends on besides its bytes. Read once per
+    process."""
+    digest = hashlib.sha256()
+    parts = (
+        _FORMAT,
+        sys.version,
+        str(marshal.version),
+        engine_source_digest()["sha256"],
+        library_source_digest("yaml"),
+        library_source_digest("cerberus"),
+    )
+    for part in parts:
+        digest.update(part.encode("utf-8") + b"\x00")
+    return digest.hexdigest()
+
+
+def _entry(raw: bytes, kind: str) -> tuple[Path, tuple[str, str, str]] | None:
+    """The cache file for a schema of these bytes and kind, and what it must hold."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    key = (_versions(), kind, hashlib.sha256(raw).hexdigest())
+    name = hashlib.sha256("\x00".join(key).encode("utf-8")).hexdigest()[:40]
+    return folder / f"{_PREFIX}{name}{_SUFFIX}", key
+
+
+def compiled_before(raw: bytes, kind: str) -> bool:
+    """True when a schema of these bytes and kind (`json` or `cerberus`) is known to have
+    compiled; False when it must be compiled to know."""
+    if not enabled():
+        return False
+    entry = _entry(raw, kind)
+    if entry is None:
+        return False
+    payload = read_private(entry[0])
+    if payload is None:
+        return False
+    try:
+        kept = marshal.loads(payload)
+    except Exception:  # a broken or foreign entry: compile as if there were none
+        return False
+    return type(kept) is tuple and kept == entry[1]
+
+
+def remember_compiled(raw: bytes, kind: str) -> None:
+    """Keep the fact that a schema of these bytes and kind compiled; give up quietly on
+    any failure."""
+    if not enabled():
+        return
+    entry = _entry(raw, kind)
+    if entry is None:
+        return
+    write_private(entry[0], marshal.dumps(entry[1]))
+    prune_private(entry[0].parent, _PREFIX, _SUFFIX, KEEP)
