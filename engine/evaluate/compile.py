@@ -356,6 +356,8 @@ class Compiler:
             case ast.Aggregate():
                 clause, inner = self._comprehension(node.var, node.source, node.where, scope)
                 element = self._e(node.element, inner)
+                if node.op == "values":
+                    return f"[{element} {clause}]"
                 return f"{_AGGREGATES[node.op]}([{element} {clause}])"
             case ast.Count():
                 clause, _ = self._comprehension(node.var, node.source, node.where, scope)
