@@ -44,7 +44,9 @@ _TOKEN = re.compile(
 )
 # After these names a `(` must follow on the same line: the grammar's lookahead for
 # quantifiers and aggregates skips whitespace but not comments.
-_CALL_KEYWORDS = frozenset({"all", "exists", "none", "median", "mean", "min", "max", "sum"})
+_CALL_KEYWORDS = frozenset(
+    {"all", "exists", "none", "median", "mean", "min", "max", "sum", "values"}
+)
 
 
 def tokens(text: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,23 @@ def test_id_number_is_the_number_after_the_letters(value: str, number: int) -> N
 def test_id_number_of_no_id_is_an_evaluation_error(value: object) -> None:
     with pytest.raises(runtime.EvaluationError, match="id_number"):
         runtime.id_number(value)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # neighbours of one float out of their exact order: 2**53 + 1 rounds down
+        [2**53 + 1, 2**53, 2**53 - 1, 2**53 + 2],
+        [Fraction(10**20 + 1, 10**20), 1, Fraction(10**20 - 1, 10**20), Fraction(1, 3)],
+        # beyond the floats
+        [10**400, -(10**400), 3, Fraction(7, 2)],
+        # equal values of two types keep their order, as `sorted` keeps it
+        [Fraction(4, 2), 2, 1, Fraction(2, 1), 2],
+    ],
+)
+def test_the_order_statistics_sort_as_exactly_as_sorted(values: list[object]) -> None:
+    """Median and quartiles sort by float first (a Fraction comparison is slow), then
+    exactly wherever the floats cannot tell: the order is `sorted`'s, object for object."""
+    ordered = runtime._sorted_numbers(values, "median")
+    assert [id(v) for v in ordered] == [id(v) for v in sorted(values)]  # type: ignore[type-var]
+    assert runtime.median(values) == runtime.median(sorted(values))  # type: ignore[type-var]

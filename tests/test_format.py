@@ -360,7 +360,7 @@ def _exprs(draw: st.DrawFn, depth: int = 4, operators_only: bool = False) -> ast
         op = draw(st.sampled_from(["all", "exists", "none"]))
         return ast.Quantifier(op, draw(NAMES), sub(), maybe(), maybe())
     if form == "aggregate":
-        op = draw(st.sampled_from(["median", "mean", "min", "max", "sum"]))
+        op = draw(st.sampled_from(["median", "mean", "min", "max", "sum", "values"]))
         return ast.Aggregate(op, sub(), draw(NAMES), sub(), maybe())
     if form == "count":
         return ast.Count(draw(NAMES), sub(), maybe())
@@ -459,7 +459,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 # `all(`, `median(` ...: the grammar's look-ahead `(?=\s*\()` does not skip comments.
-_CALL_LIKE = {"all", "exists", "none", "median", "mean", "min", "max", "sum"}
+_CALL_LIKE = {"all", "exists", "none", "median", "mean", "min", "max", "sum", "values"}
 _GAPS = [" ", "   ", "\n", "\n\n   ", "\t"]
 
 

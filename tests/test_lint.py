@@ -636,7 +636,7 @@ def test_every_check_code_has_a_case() -> None:
 
 def test_every_data_file_is_used() -> None:
     used = {case.file for case in CASES} | {"clean", "three_errors", "kind_cycle_is_fine"}
-    used |= {"next_by_misuse", "replay_misuse"}
+    used |= {"next_by_misuse", "replay_misuse", "values_misuse"}
     assert {path.stem for path in DATA.glob("*.rules")} == used
 
 
@@ -821,6 +821,26 @@ def test_folder_without_rule_files_is_unreadable(tmp_path: Path) -> None:
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "FILE_UNREADABLE"
     assert diagnostic["message"] == f"cannot read `{tmp_path}`: no `*.rules` files in this folder"
+
+
+def test_values_is_a_list_of_its_expression_type_checked_inside() -> None:
+    """`values(EXPR for v in S where F)` is a list of EXPR's type: an aggregate over it
+    keeps EXPR's unit and a text list is no number; a unit or type error inside it, in
+    EXPR or in the filter, is located there. Lines 8 to 11 are accepted."""
+    exit_code, report = lint_json(DATA / "values_misuse.rules")
+    assert exit_code == 1
+    found = [
+        (d["rule"], d["location"]["line"], d["location"]["column"], d["message"])
+        for d in report["diagnostics"]
+        if d["code"] != "GATE_UNREAD"
+    ]
+    assert found == [
+        ("mixed", 12, 38, "`+` cannot combine USD with tokens"),
+        ("filtered", 13, 60, "expected a condition (bool), found text"),
+        ("compared", 14, 23, "`<=` cannot combine USD/tokens with tokens"),
+        ("texts", 15, 24, "`sum` needs a number, found text"),
+        ("listed", 16, 21, "`>` needs a number, found list of USD"),
+    ]
 
 
 def test_next_by_needs_a_kind_an_orderable_attribute_and_a_node_of_the_kind() -> None:

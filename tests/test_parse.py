@@ -126,7 +126,7 @@ def test_goldens_cover_every_declaration_and_expression_form() -> None:
     assert {n.op for n in nodes if isinstance(n, ast.BoolOp)} == {"and", "or"}
     assert {n.op for n in nodes if isinstance(n, ast.Quantifier)} == {"all", "exists", "none"}
     aggregates = {n.op for n in nodes if isinstance(n, ast.Aggregate)}
-    assert aggregates == {"median", "mean", "min", "max", "sum"}
+    assert aggregates == {"median", "mean", "min", "max", "sum", "values"}
     assert {n.outgoing for n in nodes if isinstance(n, ast.Navigate)} == {True, False}
     units = {n.unit for n in nodes if isinstance(n, ast.Number)}
     assert units >= {None, "tokens", "Mtokens", "USD", "USD/Mtokens", "s", "min", "h", "%"}

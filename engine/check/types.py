@@ -371,6 +371,8 @@ class TypeChecker:
                 if node.where is not None:
                     self._expect_bool(node.where, inner)
                 value = self.expr(node.element, inner)
+                if node.op == "values":
+                    return Type("list", element=value)
                 return self._numeric(value, node.element.span, node.op)
             case ast.Count() | ast.Select():
                 element = self._element_type(node.source, scope)

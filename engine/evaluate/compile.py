@@ -71,6 +71,20 @@ def _list_owner(source: ast.Expr, scope: dict[str, str]) -> str | None:
     return None
 
 
+def _yields_bool(node: ast.Expr) -> bool:
+    """Whether the code of `node` always gives a Python bool (or raises): comparisons,
+    membership, `not`, `and`/`or` and quantifiers compile so. A conditional on one needs no
+    `_truth` check; a chain of `if m == "..."` would otherwise pay one call per branch."""
+    match node:
+        case ast.Bool() | ast.BoolOp() | ast.Quantifier():
+            return True
+        case ast.Binary():
+            return node.op in ast.COMPARISONS or node.op in ("in", "not in")
+        case ast.Unary():
+            return node.op == "not"
+    return False
+
+
 def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
@@ -356,6 +370,8 @@ class Compiler:
             case ast.Aggregate():
                 clause, inner = self._comprehension(node.var, node.source, node.where, scope)
                 element = self._e(node.element, inner)
+                if node.op == "values":
+                    return f"[{element} {clause}]"
                 return f"{_AGGREGATES[node.op]}([{element} {clause}])"
             case ast.Count():
                 clause, _ = self._comprehension(node.var, node.source, node.where, scope)
@@ -377,8 +393,10 @@ class Compiler:
                 return self._binary(node, scope)
             case ast.Conditional():
                 condition = self._e(node.condition, scope)
+                if not _yields_bool(node.condition):
+                    condition = f"_truth({condition})"
                 then, otherwise = self._e(node.then, scope), self._e(node.otherwise, scope)
-                return f"(({then}) if _truth({condition}) else ({otherwise}))"
+                return f"(({then}) if {condition} else ({otherwise}))"
             case ast.BoolOp():
                 joiner = " and " if node.op == "and" else " or "
                 return (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -283,11 +284,28 @@ def ratio(a: Any, b: Any) -> Any:
     return div(a, b)
 
 
+def _sorted_numbers(values: list[Any], op: str) -> list[Any]:
+    """The exact numbers `values` in ascending order, as `sorted` gives them (equal values
+    in their order): sorted by their nearest floats first, since comparing two Fractions
+    in Python costs a microsecond. Rounding to the nearest float never reverses an order,
+    so only neighbours of one float can be out of exact order; if any are, or a value is
+    beyond the floats, they are sorted exactly."""
+    numbers = [number(v, op) for v in values]
+    try:
+        keyed = sorted(zip(map(float, numbers), itertools.count(), numbers, strict=False))
+    except OverflowError:
+        return sorted(numbers)
+    for (low, _, a), (high, _, b) in itertools.pairwise(keyed):
+        if low == high and b < a:
+            return sorted(numbers)
+    return [v for _, _, v in keyed]
+
+
 def median(values: list[Any]) -> Any:
     """Exact median; the mean of the two middle values for an even count."""
     if not values:
         raise EvaluationError("`median` of no values")
-    ordered = sorted(number(v, "median") for v in values)
+    ordered = _sorted_numbers(values, "median")
     middle = len(ordered) // 2
     if len(ordered) % 2:
         return ordered[middle]
@@ -334,7 +352,7 @@ def quantile(values: list[Any], p: Fraction, op: str) -> Any:
     median; at 0 and 1 the minimum and the maximum."""
     if not values:
         raise EvaluationError(f"`{op}` of no values")
-    ordered = sorted(number(v, op) for v in values)
+    ordered = _sorted_numbers(values, op)
     h = (len(ordered) - 1) * p
     low = h.numerator // h.denominator
     if low == len(ordered) - 1:
@@ -380,8 +398,8 @@ def total(values: list[Any]) -> Any:
 
 def length(value: Any) -> int:
     """Length of a text or a collection."""
-    if isinstance(value, str):
-        return len(value)
+    if isinstance(value, str | list | tuple | frozenset | set | dict):
+        return len(value)  # what `coll` would give has this many elements: no copy, no sort
     return len(list(coll(value, "len")))
 
 

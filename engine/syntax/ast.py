@@ -136,7 +136,10 @@ class Quantifier:
 
 @dataclass(frozen=True, slots=True)
 class Aggregate:
-    """`median|mean|min|max|sum(element for var in source where filter)`."""
+    """`median|mean|min|max|sum|values(element for var in source where filter)`.
+
+    `values` is the list of the elements themselves, in the source's order; the others
+    reduce them to one number."""
 
     op: str
     element: Expr
