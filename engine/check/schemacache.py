@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine.resources import engine_source_digest, library_source_digest
 from engine.syntax.parsecache import enabled
-from engine.syntax.tables import cache_folder, prune_private, read_private, write_private
+from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
 
 _FORMAT = "1"
 KEEP = 256
@@ -66,13 +66,7 @@ def compiled_before(raw: bytes, kind: str) -> bool:
     entry = _entry(raw, kind)
     if entry is None:
         return False
-    payload = read_private(entry[0])
-    if payload is None:
-        return False
-    try:
-        kept = marshal.loads(payload)
-    except Exception:  # a broken or foreign entry: compile as if there were none
-        return False
+    kept = read_marshalled(entry[0])  # a broken or foreign entry: compile as if there were none
     return type(kept) is tuple and kept == entry[1]
 
 

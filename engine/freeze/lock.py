@@ -157,7 +157,7 @@ def _parsed(path: Path, entries: list[dict[str, Any]]) -> list[tuple[ast.Declara
     bundle, so the declarations of a lock whose texts each declared exactly one are kept
     in the parse cache as one file, keyed by all the texts: a changed text parses again."""
     where = f"{path}#/declarations"
-    raw = json.dumps([entry["text"] for entry in entries], ensure_ascii=False).encode()
+    raw = json.dumps([entry["text"] for entry in entries]).encode()
     grammar = grammar_text()
     kept = parsecache.load(where, raw, grammar)
     if kept is not None and len(kept.declarations) == len(entries):

@@ -27,7 +27,7 @@ from typing import Any
 from engine.gcpolicy import collector_paused
 from engine.resources import engine_source_digest
 from engine.syntax import ast
-from engine.syntax.tables import cache_folder, prune_private, read_private, write_private
+from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
 
 _FORMAT = "1"
 KEEP = 256
@@ -109,14 +109,14 @@ def load(path: str, raw: bytes, grammar: str) -> ast.RuleFile | None:
     entry = _entry(path, grammar)
     if entry is None:
         return None
-    payload = read_private(entry[0])
-    if payload is None:
+    kept = read_marshalled(entry[0])
+    if kept is None:
         return None
     try:
+        key, content, tree = kept
+        if key != entry[1] or content != hashlib.sha256(raw).hexdigest():
+            return None
         with collector_paused():  # see engine/gcpolicy.py: a third of the load otherwise
-            key, content, tree = marshal.loads(payload)
-            if key != entry[1] or content != hashlib.sha256(raw).hexdigest():
-                return None
             rule_file = _decode(tree)
     except Exception:  # a broken or foreign entry: parse as if there were none
         return None

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.gcpolicy import collector_paused
+
 if TYPE_CHECKING:  # Lark is imported when tables are needed, not by every command
     from lark import Lark
 
@@ -91,6 +93,19 @@ def read_private(path: Path) -> bytes | None:
                 return None
             return handle.read()
     except OSError:
+        return None
+
+
+def read_marshalled(path: Path) -> Any:
+    """The value a cache file holds as written by `marshal`, or None when there is none
+    to trust (see `read_private`) or the file is broken or foreign."""
+    payload = read_private(path)
+    if payload is None:
+        return None
+    try:
+        with collector_paused():  # see engine/gcpolicy.py: a third of a large load otherwise
+            return marshal.loads(payload)
+    except Exception:  # a broken or foreign entry is as if there were none
         return None
 
 
