@@ -32,7 +32,7 @@ RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failu
 __all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "Failures", "RuleRun"]
 
 ELEMENT_MARK = "@element:"
-_PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
+_PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; K = G.by_kind"
 # Run-time functions of operators, aggregates and the builtins compiled specially; the
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
@@ -100,12 +100,13 @@ class Compiler:
             **_RUNTIME,
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
+            "_NO_EDGES": {},  # a label no kind of this graph declares: no edges, never written
         }
         self._counter = itertools.count()
         self._metrics: set[str] = set()
         self._node_locals: set[str] = set()  # generated variables that always hold a node
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
-        self._empty = Context(Graph({}, {}, {}, {}, {}))
+        self._empty = Context(Graph({}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
 
@@ -356,8 +357,9 @@ class Compiler:
                     return f"A[{target}].get({node.name!r})"
                 return f"_attr(A, {target}, {node.name!r})"
             case ast.Navigate():
-                edges = "OUT" if node.outgoing else "IN"
-                return f"_navigate({edges}, {self._e(node.target, scope)}, {node.label!r})"
+                label = repr(node.label)
+                edges = f"OUT.get({label}, _NO_EDGES)" if node.outgoing else f"G.incoming({label})"
+                return f"_navigate({edges}, {self._e(node.target, scope)})"
             case ast.Call():
                 return self._call(node, scope)
             case ast.Quantifier():
