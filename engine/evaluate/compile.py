@@ -105,6 +105,9 @@ class Compiler:
         self._counter = itertools.count()
         self._metrics: set[str] = set()
         self._node_locals: set[str] = set()  # generated variables that always hold a node
+        # A rule binding's node variable -> the variable holding its attributes (looked up
+        # once per binding, not once per attribute read).
+        self._node_attrs: dict[str, str] = {}
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
         self._empty = Context(Graph({}, {}, {}, {}))
 
@@ -159,6 +162,10 @@ class Compiler:
             return self._rule_function(name, bindings, body)
         finally:
             self._free = frozenset()
+            # binding variables are named by depth and so repeat from rule to rule: what
+            # one rule's `v1_c` holds says nothing about another's
+            self._node_locals.difference_update(self._node_attrs)
+            self._node_attrs.clear()
 
     def _rule_function(
         self,
@@ -192,6 +199,8 @@ class Compiler:
                 lines.append(f"{indent}for {local} in it{depth}:")
                 if self._yields_nodes(binding.source, scope):
                     self._node_locals.add(local)
+                    self._node_attrs[local] = f"r{depth}"
+                    lines.append(f"{indent}    r{depth} = A[{local}]")
             scope = {**scope, var: local}
             entries.append(f"{var!r}: {local}")
             indent += "    "
@@ -353,6 +362,8 @@ class Compiler:
                 return self._name(node, scope)
             case ast.Attribute():
                 target = self._e(node.target, scope)
+                if target in self._node_attrs:
+                    return f"{self._node_attrs[target]}.get({node.name!r})"
                 if target in self._node_locals:
                     return f"A[{target}].get({node.name!r})"
                 return f"_attr(A, {target}, {node.name!r})"
