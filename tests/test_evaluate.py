@@ -321,7 +321,6 @@ def test_a_long_metric_text_is_held_only_until_the_next_one_and_stays_right() ->
         {("event", i): {"id": k, "text": t} for i, (k, t) in enumerate(texts.items())},
         {},
         {},
-        {},
     )
     ctx = Context(graph)
     env = {"a": ("event", 0), "b": ("event", 1), "c": ("event", 2)}

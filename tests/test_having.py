@@ -122,7 +122,7 @@ def _graph(rows: list[dict[str, Any]], probes: list[dict[str, Any]]) -> Graph:
             values = {k: v for k, v in record.items() if v is not MISSING}
             attrs[node] = {"id": record["a"] if isinstance(record["a"], str) else f"R{number}"}
             attrs[node].update(values)
-    return Graph(by_kind, attrs, {}, {}, {})
+    return Graph(by_kind, attrs, {}, {})
 
 
 def _bound(name: str, ctx: Context) -> list[tuple[Any, Any]]:

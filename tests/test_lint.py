@@ -244,6 +244,24 @@ CASES = (
         8,
     ),
     Case(
+        "duplicate_edge",
+        "DUPLICATE_NAME",
+        "edge `parent` is declared twice in kind `task`",
+        5,
+        8,
+        "one edge per label: list every kind it may reach, `edge LABEL -> KIND, KIND`; "
+        "`within KIND` is the edge `within`",
+    ),
+    Case(
+        "duplicate_within",
+        "DUPLICATE_NAME",
+        "`within` is declared twice in kind `step`",
+        9,
+        3,
+        "one edge per label: list every kind it may reach, `edge LABEL -> KIND, KIND`; "
+        "`within KIND` is the edge `within`",
+    ),
+    Case(
         "duplicate_map_key",
         "DUPLICATE_NAME",
         "map key `DIRECT` appears twice",

@@ -147,3 +147,41 @@ def test_a_lock_whose_text_changed_after_it_was_kept_is_parsed_and_refused(folde
 
 def _no_parse(text: str, path: str) -> Any:
     raise AssertionError(f"{path} was parsed again")
+
+
+def test_pruning_goes_on_when_another_process_prunes_the_same_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkouts share the cache folder: a file another process removes between listing
+    and reading it is skipped, the folder's listing is closed, and the rest is pruned."""
+    from collections.abc import Iterator
+
+    from engine.syntax import tables
+
+    for age in range(4):
+        entry = tmp_path / f"p{age}.s"
+        entry.write_bytes(b"x")
+        os.utime(entry, ns=(age * 10**9, age * 10**9))
+    listing = os.scandir
+    closed: list[bool] = []
+
+    class RacingListing:
+        def __init__(self, folder: Path) -> None:
+            self.inner = listing(folder)
+
+        def __enter__(self) -> RacingListing:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            self.inner.close()
+            closed.append(True)
+
+        def __iter__(self) -> Iterator[os.DirEntry[str]]:
+            for entry in self.inner:
+                (tmp_path / "p0.s").unlink(missing_ok=True)  # the other process
+                yield entry
+
+    monkeypatch.setattr(tables.os, "scandir", RacingListing)
+    tables.prune_private(tmp_path, "p", ".s", keep=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p3.s"]
+    assert closed == [True]

@@ -109,7 +109,6 @@ def _replay_once(records: list[dict[str, Any]], expression: str) -> Any:
         {("event", i): {**record} for i, record in enumerate(records)},
         {},
         {},
-        {},
     )
     function = compiler.expr(call.value)  # type: ignore[union-attr]
     return function(Context(graph), {"e": ("event", 0)})

@@ -73,10 +73,10 @@ def test_the_shipped_trial_set_cases_pass() -> None:
     assert run.stdout.splitlines()[-1] == f"{written} passed, 0 failed"
 
 
-@pytest.mark.parametrize("name", ["distributions", "shadowing"])
+@pytest.mark.parametrize("name", ["distributions", "shadowing", "binding_names"])
 def test_the_language_cases_pass(name: str) -> None:
     """Quartiles and `unavailable` (worked by hand), and bound variables shadowing
-    declarations, in tests/data/NAME."""
+    declarations, and binding variables of one name in two rules, in tests/data/NAME."""
     folder = ROOT / "tests" / "data" / name
     written = len(yaml.safe_load((folder / f"{name}.cases.yaml").read_text())["cases"])
     run = CliRun(["test", str(folder)])

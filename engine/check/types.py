@@ -274,7 +274,19 @@ class TypeChecker:
                     attr.name.span,
                 )
             seen.add(attr.name.text)
+        labels: set[str] = set()
         for edge in decl.edges:
+            if edge.label.text in labels:
+                # a second edge of one label would replace the first's targets, unseen
+                what = "`within`" if edge.within else f"edge `{edge.label.text}`"
+                self.error(
+                    "DUPLICATE_NAME",
+                    f"{what} is declared twice in kind `{decl.name.text}`",
+                    edge.label.span,
+                    "one edge per label: list every kind it may reach, "
+                    "`edge LABEL -> KIND, KIND`; `within KIND` is the edge `within`",
+                )
+            labels.add(edge.label.text)
             for target in edge.targets:
                 if target.text not in self.symbols.kinds:
                     self.error(

@@ -32,7 +32,7 @@ RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failu
 __all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "Failures", "RuleRun"]
 
 ELEMENT_MARK = "@element:"
-_PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; IN = G.incoming; K = G.by_kind"
+_PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; K = G.by_kind"
 # Run-time functions of operators, aggregates and the builtins compiled specially; the
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
@@ -100,12 +100,16 @@ class Compiler:
             **_RUNTIME,
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
+            "_NO_EDGES": {},  # a label no kind of this graph declares: no edges, never written
         }
         self._counter = itertools.count()
         self._metrics: set[str] = set()
         self._node_locals: set[str] = set()  # generated variables that always hold a node
+        # A rule binding's node variable -> the variable holding its attributes (looked up
+        # once per binding, not once per attribute read).
+        self._node_attrs: dict[str, str] = {}
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
-        self._empty = Context(Graph({}, {}, {}, {}, {}))
+        self._empty = Context(Graph({}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
 
@@ -158,6 +162,10 @@ class Compiler:
             return self._rule_function(name, bindings, body)
         finally:
             self._free = frozenset()
+            # binding variables are named by depth and so repeat from rule to rule: what
+            # one rule's `v1_c` holds says nothing about another's
+            self._node_locals.difference_update(self._node_attrs)
+            self._node_attrs.clear()
 
     def _rule_function(
         self,
@@ -191,6 +199,8 @@ class Compiler:
                 lines.append(f"{indent}for {local} in it{depth}:")
                 if self._yields_nodes(binding.source, scope):
                     self._node_locals.add(local)
+                    self._node_attrs[local] = f"r{depth}"
+                    lines.append(f"{indent}    r{depth} = A[{local}]")
             scope = {**scope, var: local}
             entries.append(f"{var!r}: {local}")
             indent += "    "
@@ -352,12 +362,15 @@ class Compiler:
                 return self._name(node, scope)
             case ast.Attribute():
                 target = self._e(node.target, scope)
+                if target in self._node_attrs:
+                    return f"{self._node_attrs[target]}.get({node.name!r})"
                 if target in self._node_locals:
                     return f"A[{target}].get({node.name!r})"
                 return f"_attr(A, {target}, {node.name!r})"
             case ast.Navigate():
-                edges = "OUT" if node.outgoing else "IN"
-                return f"_navigate({edges}, {self._e(node.target, scope)}, {node.label!r})"
+                label = repr(node.label)
+                edges = f"OUT.get({label}, _NO_EDGES)" if node.outgoing else f"G.incoming({label})"
+                return f"_navigate({edges}, {self._e(node.target, scope)})"
             case ast.Call():
                 return self._call(node, scope)
             case ast.Quantifier():

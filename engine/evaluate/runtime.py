@@ -144,13 +144,13 @@ def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:
     raise EvaluationError(f"`.{name}` needs a node or a map, found {_shown(value)}")
 
 
-def navigate(edges: dict[Any, Any], target: Any, label: str) -> Any:
-    """The nodes `label` edges reach from a node, or from every node of a collection."""
+def navigate(edges: dict[Any, Any], target: Any) -> Any:
+    """The nodes one label's `edges` reach from a node, or from every node of a collection."""
     if target.__class__ is tuple or target is None:
-        return edges.get((target, label), EMPTY)
+        return edges.get(target, EMPTY)
     reached: dict[Any, None] = {}
     for node in coll(target, "navigation"):
-        for found in edges.get((node, label), EMPTY):
+        for found in edges.get(node, EMPTY):
             reached[found] = None
     return list(reached)
 

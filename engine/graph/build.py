@@ -35,6 +35,7 @@ from engine.pointer import escape_token, unescape_token
 from engine.units import UNITS
 
 NodeKey = tuple[str, int]
+Edges = dict[NodeKey, list[NodeKey]]  # the edges of one label: from each node, the nodes reached
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _UNSCALED = Fraction(1)
 _SHOW_LIMIT = 40
@@ -191,12 +192,31 @@ class Graph:
     by_kind: dict[str, list[NodeKey]]
     attrs: dict[NodeKey, dict[str, Any]]
     ids: dict[str, dict[str, NodeKey]]
-    outgoing: dict[tuple[NodeKey, str], list[NodeKey]]
-    incoming: dict[tuple[NodeKey, str], list[NodeKey]]
+    # Per edge label, the nodes each node reaches (every node of a kind with the edge has
+    # an entry, in node order).
+    outgoing: dict[str, Edges]
     # What the documents did not hold as the kinds declare (see the module docstring).
     problems: tuple[Diagnostic, ...] = ()
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    _incoming: dict[str, Edges] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
+
+    def incoming(self, label: str) -> Edges:
+        """Per node, the nodes whose `label` edges reach it, in the order of `outgoing`
+        (derived once per label, when a rule first navigates it backwards: most labels
+        are never followed that way)."""
+        found = self._incoming.get(label)
+        if found is None:
+            found = {}
+            for node, targets in self.outgoing.get(label, {}).items():
+                for target in targets:
+                    sources = found.get(target)
+                    if sources is None:
+                        found[target] = [node]
+                    else:
+                        sources.append(node)
+            self._incoming[label] = found
+        return found
 
     def nx_graph(self) -> nx.DiGraph:
         """The graph as a networkx DiGraph: node attributes, and edge `labels` (a set)."""
@@ -214,9 +234,10 @@ class Graph:
         were made (derived from `outgoing` when asked: a set per edge held for the whole
         evaluation would cost more than the edges themselves)."""
         found: dict[tuple[NodeKey, NodeKey], set[str]] = {}
-        for (node, label), targets in self.outgoing.items():
-            for target in targets:
-                found.setdefault((node, target), set()).add(label)
+        for label, edges in self.outgoing.items():
+            for node, targets in edges.items():
+                for target in targets:
+                    found.setdefault((node, target), set()).add(label)
         return found
 
     _id_counts: dict[str, dict[NodeKey, int]] = field(default_factory=dict)
@@ -639,26 +660,20 @@ def build_graph(
                     index[node_id] = node
         by_kind[kind.name] = keys
         ids[kind.name] = index
-    outgoing: dict[tuple[NodeKey, str], list[NodeKey]] = {}
-    incoming: dict[tuple[NodeKey, str], list[NodeKey]] = {}
+    outgoing: dict[str, Edges] = {}
     for kind in spec.kinds:
         for label, targets in kind.edges:
             reaches = _first_match(ids, targets)
+            edges = outgoing.setdefault(label, {})
             for node in by_kind[kind.name]:
-                reached = []
                 value = attrs[node].get(label)
-                for link in (value,) if value.__class__ is str else _links(value):
-                    target = reaches.get(link)
-                    if target is not None:
-                        reached.append(target)
-                        into = incoming.get((target, label))
-                        if into is None:
-                            incoming[(target, label)] = [node]
-                        else:
-                            into.append(node)
-                outgoing[(node, label)] = reached
-    _within_edges(spec, by_kind, attrs, containers, (outgoing, incoming))
-    return Graph(by_kind, attrs, ids, outgoing, incoming, problems=tuple(builder.problems))
+                if value.__class__ is str:
+                    target = reaches.get(value)
+                    edges[node] = [] if target is None else [target]
+                else:
+                    edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
+    _within_edges(spec, by_kind, attrs, containers, outgoing)
+    return Graph(by_kind, attrs, ids, outgoing, problems=tuple(builder.problems))
 
 
 def _first_match(
@@ -696,22 +711,17 @@ def _within_edges(
     by_kind: Mapping[str, list[NodeKey]],
     attrs: Mapping[NodeKey, Mapping[str, Any]],
     containers: Mapping[NodeKey, tuple[str, str]],
-    edges: tuple[
-        dict[tuple[NodeKey, str], list[NodeKey]],
-        dict[tuple[NodeKey, str], list[NodeKey]],
-    ],
+    outgoing: dict[str, Edges],
 ) -> None:
     """The `within` edge of every node of a `within KIND` kind, to the node of KIND built
     from the record that holds its record."""
-    outgoing, incoming = edges
     for kind in spec.kinds:
         if kind.within is None:
             continue
         at = {
             (attrs[n]["@document"], attrs[n]["@pointer"]): n for n in by_kind.get(kind.within, [])
         }
+        edges = outgoing.setdefault("within", {})
         for node in by_kind[kind.name]:
             target = at.get(containers[node])
-            outgoing[(node, "within")] = [target] if target is not None else []
-            if target is not None:
-                incoming.setdefault((target, "within"), []).append(node)
+            edges[node] = [target] if target is not None else []

@@ -178,13 +178,19 @@ def lalr_parser(grammar: str, transformer: Any, **options: Any) -> Lark:
 
 def prune_private(folder: Path, prefix: str, suffix: str, keep: int) -> None:
     """Remove all but the `keep` most recently written cache files named PREFIX...SUFFIX."""
+    entries = []
     try:
-        entries = [
-            (item.stat(follow_symlinks=False).st_mtime_ns, item.path)
-            for item in os.scandir(folder)
-            if item.name.startswith(prefix) and item.name.endswith(suffix)
-        ]
-        for _, stale in sorted(entries, reverse=True)[keep:]:
-            os.unlink(stale)
+        with os.scandir(folder) as found:
+            for item in found:
+                if item.name.startswith(prefix) and item.name.endswith(suffix):
+                    try:
+                        entries.append((item.stat(follow_symlinks=False).st_mtime_ns, item.path))
+                    except OSError:  # pruned meanwhile by another process sharing the folder
+                        continue
     except OSError:
         return
+    for _, stale in sorted(entries, reverse=True)[keep:]:
+        try:
+            os.unlink(stale)
+        except OSError:  # as above; the others are still pruned
+            continue
