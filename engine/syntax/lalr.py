@@ -396,12 +396,16 @@ def _callback(
     hand it the children that carry meaning."""
 
     def reduce(children: list[Any]) -> Any:
-        present = [child for child in children if child is not None]
-        line, column = _start(present[0])
-        end_line, end_column = _end(present[-1])
+        first, last = children[0], children[-1]
+        if first is None:  # an absent optional part (`[note]`...) starts no span
+            first = next(child for child in children if child is not None)
+        if last is None:
+            last = next(child for child in reversed(children) if child is not None)
+        line, column = _start(first)
+        end_line, end_column = _end(last)
         span = ast.Span(builder.path, line, column, end_line, end_column)
         kept = [
-            _unplace(child)
+            child.value if type(child) is _Placed else child  # `_unplace`, without a call
             for child in children
             if type(child) is not Token or child.type in _VALUE_TERMINALS
         ]
