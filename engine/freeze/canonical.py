@@ -55,6 +55,9 @@ def canonical_form(node: Any) -> Any:
     and `8e-1`, or `4 min` and `240 s`, have one form. `source` notes are documentation
     and are left out.
     """
+    kind = type(node)
+    if kind is str or node is None or kind is bool or kind is int:  # most calls: a leaf
+        return node
     if isinstance(node, ast.Number):
         value, dimension = to_base(node.value, node.unit)
         return {
@@ -67,15 +70,15 @@ def canonical_form(node: Any) -> Any:
     if isinstance(node, ast.SetLiteral):  # a set has no order: `{"A", "B"}` is `{"B", "A"}`
         items = sorted((canonical_form(item) for item in node.items), key=canonical_json)
         return {"node": "SetLiteral", "items": items}
-    names = _semantic_fields(type(node))
+    names = _SEMANTIC_FIELDS.get(kind) or _semantic_fields(kind)
     if names is not None:
-        form: dict[str, Any] = {"node": type(node).__name__}
+        form: dict[str, Any] = {"node": kind.__name__}
         for name, default in names:
             value = getattr(node, name)
             # A field with a default was added to the language later (`records ...
             # optional`, `attr ... as text`); left out while it holds that default, it
             # keeps the hash of every declaration that does not use the new syntax.
-            if value is not default and value != default:
+            if default is _NO_DEFAULT or (value is not default and value != default):
                 form[name] = canonical_form(value)
         if isinstance(node, ast.ProtocolDecl):  # a bundle's documents have no order
             form["documents"] = sorted(form["documents"], key=lambda d: d["name"])
@@ -93,8 +96,12 @@ def canonical_form(node: Any) -> Any:
     raise TypeError(f"no canonical form for {type(node).__name__}")
 
 
+# One encoder for every call: `json.dumps` with options builds a new one each time.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(value: Any) -> bytes:
     """Canonical JSON bytes: sorted keys, no insignificant whitespace, UTF-8."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lark import Token, Tree
 from lark.exceptions import (
@@ -21,6 +21,7 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
+from lark.lexer import UnlessCallback
 from lark.parse_tree_builder import ExpandSingleChild
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
@@ -84,17 +85,39 @@ class _Refused(Exception):
     """The input is not in the language: `_Driver` leaves the error to Lark."""
 
 
-class _Position:
-    """What Lark's contextual lexer reads of the parser: the state it is in."""
+class _Scanner(NamedTuple):
+    """What Lark's contextual lexer does in one parser state, as plain data: its compiled
+    terminals, the keywords a matched terminal stands for (Lark's `UnlessCallback`), and
+    the terminals it skips or counts newlines in."""
 
-    __slots__ = ("stack",)
+    match: Callable[[str, int], re.Match[str] | None]
+    keywords: dict[str, dict[str, str]]
+    ignore: frozenset[str]
+    newline: frozenset[str]
 
-    def __init__(self, stack: list[Any]) -> None:
-        self.stack = stack
 
-    @property
-    def position(self) -> Any:
-        return self.stack[-1]
+def _scanners(lexer: Any) -> dict[Any, _Scanner] | None:
+    """The scanner of every parser state, or None when a state's lexer does more than one
+    compiled pattern and keyword look-ups (then every text goes to Lark's own lexer)."""
+    scanners: dict[Any, _Scanner] = {}
+    for state, basic in getattr(lexer, "lexers", {}).items():
+        compiled = basic.scanner._mres  # built on first use; sets `basic.callback` too
+        keywords: dict[str, dict[str, str]] = {}
+        for kind, callback in basic.callback.items():
+            if type(callback) is not UnlessCallback or callback.scanner.g_regex_flags:
+                return None
+            words = callback.scanner.terminals
+            if any(word.pattern.type != "str" or word.pattern.flags for word in words):
+                return None
+            keywords[kind] = {}
+            for word in words:
+                keywords[kind].setdefault(word.pattern.value, word.name)
+        if len(compiled) != 1:
+            return None
+        scanners[state] = _Scanner(
+            compiled[0].match, keywords, basic.ignore_types, basic.newline_types
+        )
+    return scanners or None
 
 
 def _reducer(callback: Any, rule: Any) -> Any:
@@ -105,23 +128,27 @@ def _reducer(callback: Any, rule: Any) -> Any:
 
 
 class _Driver:
-    """Lark's LALR loop over Lark's own tables, lexer and callbacks, for input it accepts.
+    """Lark's LALR loop over Lark's own tables and callbacks, with Lark's contextual lexer
+    run inline, for input it accepts.
 
-    The same shifts and reductions in the same order, so the same AST; only the per-token
-    overhead differs: each reduction's size, callback and rule name are looked up once,
-    here, instead of hashing Lark's rule object at every reduction (a fifth of the loop).
-    A one-symbol rule whose callback is Lark's bare `ExpandSingleChild` (the `?` rules of
-    the precedence ladder: four reductions in five) hands its one child up unchanged, so
-    only its state changes. On any error it raises `_Refused` and the caller parses again
-    with Lark, which raises the error exactly as before.
+    The same tokens (types, values, positions), the same shifts and reductions in the same
+    order, so the same AST; only the per-token overhead differs. The lexer matches with
+    each state's own compiled pattern, looks keywords up in a dict and counts newlines
+    only in the terminals Lark counts them in, without a generator, a `LineCounter` or a
+    Python-level `Token.__new__`. Each reduction's size, callback and rule name are looked
+    up once, here, instead of hashing Lark's rule object at every reduction. A one-symbol
+    rule whose callback is Lark's bare `ExpandSingleChild` (the `?` rules of the
+    precedence ladder: four reductions in five) hands its one child up unchanged, so only
+    its state changes. On any error (a character no terminal matches, a token the table
+    has no action for) it raises `_Refused` and the caller parses again with Lark, which
+    raises the error exactly as before.
     """
 
     def __init__(self, lark: Any) -> None:
-        frontend = lark.parser
-        parser = frontend.parser.parser
+        parser = lark.parser.parser.parser
         table = parser.parse_table
         (start,) = lark.options.start
-        self.frontend = frontend
+        self.scanners = _scanners(lark.parser.lexer)
         self.start_state = table.start_states[start]
         self.end_state = table.end_states[start]
         callbacks = parser.callbacks
@@ -138,57 +165,82 @@ class _Driver:
             for state, actions in table.states.items()
         }
 
-    def parse(self, text: str) -> Any:
-        """The callbacks' result for the whole text; `_Refused` when it does not parse."""
+    def parse(self, text: str, lexed: list[Token] | None = None) -> Any:
+        """The callbacks' result for the whole text; `_Refused` when it does not parse.
+        Every token lexed is appended to `lexed` when given."""
+        scanners = self.scanners
+        if scanners is None or self.token_callbacks:
+            raise _Refused
         states = self.states
-        token_callbacks = self.token_callbacks
+        end_state = self.end_state
         state_stack = [self.start_state]
         value_stack: list[Any] = []
+        new_token = str.__new__
+        size_of_text = len(text)
+        position = line_start = 0
+        line = 1
         token = None
-        try:
-            for token in self.frontend._make_lexer_thread(text).lex(_Position(state_stack)):
-                self._feed(token, state_stack, value_stack, states, token_callbacks)
-        except UnexpectedInput:
-            raise _Refused from None
-        end = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
-        return self._feed(end, state_stack, value_stack, states, token_callbacks, is_end=True)
-
-    def _feed(
-        self,
-        token: Token,
-        state_stack: list[Any],
-        value_stack: list[Any],
-        states: dict[Any, dict[str, tuple[bool, Any]]],
-        token_callbacks: dict[str, Callable[[Token], Any]],
-        is_end: bool = False,
-    ) -> Any:
-        kind = token.type
+        at_end = False
         while True:
-            entry = states[state_stack[-1]].get(kind)
-            if entry is None:
-                raise _Refused
-            shift, arg = entry
-            if shift:
-                state_stack.append(arg)
-                callback = token_callbacks.get(kind)
-                value_stack.append(token if callback is None else callback(token))
-                return None
-            size, reduce, origin = arg
-            if reduce is None:  # the value on top is the rule's value: only the state moves
-                state_stack[-1] = states[state_stack[-2]][origin][1]
-                if is_end and state_stack[-1] == self.end_state:
-                    return value_stack[-1]
-                continue
-            if size:
-                children = value_stack[-size:]
-                del state_stack[-size:]
-                del value_stack[-size:]
+            if position < size_of_text:
+                match, keywords, ignore, newline = scanners[state_stack[-1]]
+                found = match(text, position)
+                if found is None:
+                    raise _Refused
+                value = found.group()
+                kind = found.lastgroup
+                start, position = position, found.end()
+                start_line, column = line, start - line_start + 1
+                if kind in newline:
+                    newlines = value.count("\n")
+                    if newlines:
+                        line += newlines
+                        line_start = start + value.rindex("\n") + 1
+                if kind in ignore:
+                    continue
+                words = keywords.get(kind)  # type: ignore[arg-type]
+                if words is not None:
+                    kind = words.get(value, kind)
+                token = new_token(Token, value)
+                token.type = kind  # type: ignore[assignment]
+                token.value = value
+                token.start_pos = start
+                token.line = start_line
+                token.column = column
+                token.end_line = line
+                token.end_column = position - line_start + 1
+                token.end_pos = position
+                if lexed is not None:
+                    lexed.append(token)
             else:
-                children = []
-            state_stack.append(states[state_stack[-1]][origin][1])
-            value_stack.append(reduce(children))
-            if is_end and state_stack[-1] == self.end_state:
-                return value_stack[-1]
+                at_end = True
+                kind = "$END"
+                token = Token.new_borrow_pos(kind, "", token) if token else Token(kind, "", 0, 1, 1)
+            while True:
+                entry = states[state_stack[-1]].get(kind)  # type: ignore[arg-type]
+                if entry is None:
+                    raise _Refused
+                shift, arg = entry
+                if shift:
+                    if at_end:  # pragma: no cover - Lark's tables never shift the end
+                        raise _Refused
+                    state_stack.append(arg)
+                    value_stack.append(token)
+                    break
+                size, reduce, origin = arg
+                if reduce is None:  # the value on top is the rule's value: only the state moves
+                    state_stack[-1] = states[state_stack[-2]][origin][1]
+                elif size:
+                    children = value_stack[-size:]
+                    del state_stack[-size:]
+                    del value_stack[-size:]
+                    state_stack.append(states[state_stack[-1]][origin][1])
+                    value_stack.append(reduce(children))
+                else:
+                    state_stack.append(states[state_stack[-1]][origin][1])
+                    value_stack.append(reduce([]))
+                if at_end and state_stack[-1] == end_state:
+                    return value_stack[-1]
 
 
 @cache
@@ -344,12 +396,16 @@ def _callback(
     hand it the children that carry meaning."""
 
     def reduce(children: list[Any]) -> Any:
-        present = [child for child in children if child is not None]
-        line, column = _start(present[0])
-        end_line, end_column = _end(present[-1])
+        first, last = children[0], children[-1]
+        if first is None:  # an absent optional part (`[note]`...) starts no span
+            first = next(child for child in children if child is not None)
+        if last is None:
+            last = next(child for child in reversed(children) if child is not None)
+        line, column = _start(first)
+        end_line, end_column = _end(last)
         span = ast.Span(builder.path, line, column, end_line, end_column)
         kept = [
-            _unplace(child)
+            child.value if type(child) is _Placed else child  # `_unplace`, without a call
             for child in children
             if type(child) is not Token or child.type in _VALUE_TERMINALS
         ]
