@@ -464,7 +464,10 @@ def pluck(ctx: Context, value: Any, name: Any) -> list[Any]:
     """The attribute or entry `name` of each element, in order."""
     key = _text(name, "pluck")
     attrs = ctx.graph.attrs
-    return [attr(attrs, item, key) for item in coll(value, "pluck")]
+    return [
+        attrs[item].get(key) if item.__class__ is tuple else attr(attrs, item, key)
+        for item in coll(value, "pluck")
+    ]
 
 
 def absolute(value: Any) -> Any:
