@@ -19,6 +19,7 @@ from engine.bundle.strictjson import loads_strict, locate
 from engine.bundle.yamldoc import parse_yaml, parse_yaml_unquoted, yaml_positions
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
+from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
 
 # Texts up to this length are shared between the records of a JSON Lines document (IDs,
@@ -208,6 +209,11 @@ def load_documents(named: Iterable[tuple[str, Path]]) -> dict[str, Document]:
         RulecheckError: exit 2 for a file that cannot be read, a name given twice or a file
             whose suffix is none of .json, .jsonl, .yaml, .yml; exit 1 for malformed content.
     """
+    with collector_paused():  # see engine/gcpolicy.py: records are bulk work
+        return _load_documents(named)
+
+
+def _load_documents(named: Iterable[tuple[str, Path]]) -> dict[str, Document]:
     documents: dict[str, Document] = {}
     problems: list[Diagnostic] = []
     for name, path in named:

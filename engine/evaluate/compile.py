@@ -85,6 +85,21 @@ def _yields_bool(node: ast.Expr) -> bool:
     return False
 
 
+def _is_var(node: ast.Expr, var: str) -> bool:
+    """Whether `node` is the variable `var` itself."""
+    return isinstance(node, ast.Name) and node.id == var
+
+
+def _singleton(node: ast.Expr) -> str | None:
+    """The code of a null or boolean literal, None for any other expression."""
+    match node:
+        case ast.Null():
+            return "None"
+        case ast.Bool():
+            return "True" if node.value else "False"
+    return None
+
+
 def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
@@ -366,6 +381,11 @@ class Compiler:
                     return f"{self._node_attrs[target]}.get({node.name!r})"
                 if target in self._node_locals:
                     return f"A[{target}].get({node.name!r})"
+                if target in scope.values():  # a plain local: `attr`'s node case inlined
+                    return (
+                        f"(A[{target}].get({node.name!r}) if {target}.__class__ is tuple "
+                        f"else _attr(A, {target}, {node.name!r}))"
+                    )
                 return f"_attr(A, {target}, {node.name!r})"
             case ast.Navigate():
                 label = repr(node.label)
@@ -381,6 +401,9 @@ class Compiler:
                 found = f"any({body} {clause})"
                 return found if node.op == "exists" else f"(not {found})"
             case ast.Aggregate():
+                if node.op != "values" and node.where is None and _is_var(node.element, node.var):
+                    # `median(v for v in xs)`: the reductions only read, so no copy of xs
+                    return f"{_AGGREGATES[node.op]}({self._iterable(node.source, scope)})"
                 clause, inner = self._comprehension(node.var, node.source, node.where, scope)
                 element = self._e(node.element, inner)
                 if node.op == "values":
@@ -503,6 +526,14 @@ class Compiler:
         left, right = self._e(node.left, scope), self._e(node.right, scope)
         # Against a text literal, Python equality is already exact (no bool/int confusion).
         plain = isinstance(node.left, ast.String) or isinstance(node.right, ast.String)
+        # Against null or a boolean literal, `eq` is identity: null, true and false are
+        # singletons, and `eq` never lets another value equal them.
+        if node.op in ("==", "!="):
+            operator = "is" if node.op == "==" else "is not"
+            if (constant := _singleton(node.right)) is not None:
+                return f"({left} {operator} {constant})"
+            if (constant := _singleton(node.left)) is not None:
+                return f"({constant} {operator} {right})"
         match node.op:
             case "==":
                 return f"({left} == {right})" if plain else f"_eq({left}, {right})"

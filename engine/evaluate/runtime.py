@@ -284,13 +284,31 @@ def ratio(a: Any, b: Any) -> Any:
     return div(a, b)
 
 
+# The last list `_sorted_numbers` sorted, and its order: the median and the quartiles of
+# one list (a memoised metric's value; rule code never changes a list) sort it once.
+_LAST_SORTED: list[list[Any]] = [[], []]
+
+
 def _sorted_numbers(values: list[Any], op: str) -> list[Any]:
     """The exact numbers `values` in ascending order, as `sorted` gives them (equal values
     in their order): sorted by their nearest floats first, since comparing two Fractions
     in Python costs a microsecond. Rounding to the nearest float never reverses an order,
     so only neighbours of one float can be out of exact order; if any are, or a value is
     beyond the floats, they are sorted exactly."""
-    numbers = [number(v, op) for v in values]
+    last, ordered = _LAST_SORTED
+    if last is values:
+        return ordered
+    classes = set(map(type, values))
+    numbers = values if classes.issubset(NUMBER_TYPES) else [number(v, op) for v in values]
+    ordered = sorted(numbers) if classes == _INT_CLASS else _float_sorted(numbers)
+    _LAST_SORTED[:] = values, ordered
+    return ordered
+
+
+_INT_CLASS = {int}
+
+
+def _float_sorted(numbers: list[Any]) -> list[Any]:
     try:
         keyed = sorted(zip(map(float, numbers), itertools.count(), numbers, strict=False))
     except OverflowError:
@@ -446,7 +464,10 @@ def pluck(ctx: Context, value: Any, name: Any) -> list[Any]:
     """The attribute or entry `name` of each element, in order."""
     key = _text(name, "pluck")
     attrs = ctx.graph.attrs
-    return [attr(attrs, item, key) for item in coll(value, "pluck")]
+    return [
+        attrs[item].get(key) if item.__class__ is tuple else attr(attrs, item, key)
+        for item in coll(value, "pluck")
+    ]
 
 
 def absolute(value: Any) -> Any:
@@ -539,11 +560,22 @@ def key_index(graph: Graph, kind: str, names: tuple[str, ...]) -> KeyIndex:
 def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, ...]) -> list[Any]:
     """The nodes of `kind` whose attribute `names[i]` equals `values[i]` for every i, by `eq`,
     in graph order: what `u in kind where u.a == x and ...` binds, through an index built
-    on the first lookup of these attributes in this context."""
+    on the first lookup of these attributes in this context. The list may be the index's
+    own: callers only read it (rule code never changes a list)."""
     index = ctx.indexes.get((kind, names))
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
-    key = tuple(_key(value) for value in values)
+    key = tuple(value if value.__class__ is str else _key(value) for value in values)
+    if index.unkeyed or _UNKEYED in key:
+        return _having_compared(ctx, index, names, values, key)
+    return [] if _NOTHING in key else index.buckets.get(key, [])
+
+
+def _having_compared(
+    ctx: Context, index: KeyIndex, names: tuple[str, ...], values: tuple[Any, ...], key: Any
+) -> list[Any]:
+    """`having` where some values or some nodes' attributes have no key: those are
+    compared with `eq`, node by node."""
     attrs, nodes, pairs = ctx.graph.attrs, index.nodes, tuple(zip(names, values, strict=True))
 
     def matches(node: Any) -> bool:
@@ -553,11 +585,9 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     if _UNKEYED in key:
         return [node for node in nodes if matches(node)]
     found = [] if _NOTHING in key else index.buckets.get(key, [])
-    if not index.unkeyed:
-        return list(found)
     extra = [position for position in index.unkeyed if matches(nodes[position])]
     if not extra:
-        return list(found)
+        return found
     by_position = {node: position for position, node in enumerate(nodes)}
     merged = sorted([*(by_position[node] for node in found), *extra])
     return [nodes[position] for position in merged]

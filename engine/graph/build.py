@@ -390,6 +390,9 @@ class _Builder:
 
     unquoted: Mapping[str, Mapping[str, tuple[str, str]]]
     problems: list[Diagnostic] = field(default_factory=list)
+    # Each number as read (by its class, value and attribute's unit), as the graph holds
+    # it: records repeat their figures, and an exact conversion costs microseconds.
+    numbers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     def problem(
         self,
@@ -504,13 +507,9 @@ class _Builder:
         if category == "any":
             return value
         if category == "number":
-            if attr.as_text:
-                if value.__class__ is str and _DECIMAL_TEXT.fullmatch(value):
-                    return Fraction(value) * attr.scale
-            else:
-                exact = to_exact(value, attr.scale)
-                if exact is not None:
-                    return exact
+            exact = self.number(attr, value)
+            if exact is not None:
+                return exact
         elif category == "bool":
             if value.__class__ is bool:
                 return value
@@ -521,6 +520,25 @@ class _Builder:
             return value
         self._wrong(kind, attr, value, document, pointer, node_id)
         return value
+
+    def number(self, attr: AttrSpec, value: Any) -> Any:
+        """A number attribute's value in base units, None when it is not one."""
+        key = (value.__class__, value, attr.scale, attr.as_text)
+        try:
+            return self.numbers[key]
+        except KeyError:
+            pass
+        except TypeError:  # a list or an object: never a number
+            return None
+        if attr.as_text:
+            exact = None
+            if value.__class__ is str and _DECIMAL_TEXT.fullmatch(value):
+                exact = Fraction(value) * attr.scale
+        else:
+            exact = to_exact(value, attr.scale)
+        if exact is not None:
+            self.numbers[key] = exact
+        return exact
 
     def _texts(
         self,
