@@ -6,6 +6,7 @@ rule kind.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.evaluate.compile import ELEMENT_MARK as _ELEMENT
@@ -51,4 +52,14 @@ def describe_binding(
 
 
 def _scalar(value: Any) -> str:
-    return "null" if value is None else str(value)
+    """A bound value that is not a node, as the reports write values: JSON's `null`,
+    `true` and `false`, a list or an object as JSON in the data's order, an exact number
+    as its text (`1/2`)."""
+    if value is None or value.__class__ is bool:
+        return json.dumps(value)
+    if isinstance(value, list | dict):
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # a YAML key JSON cannot write (a date): as read
+            pass
+    return str(value)
