@@ -10,7 +10,7 @@ import functools
 import hashlib
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -566,31 +566,33 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
     key = tuple(value if value.__class__ is str else _key(value) for value in values)
-    if index.unkeyed or _UNKEYED in key:
-        return _having_compared(ctx, index, names, values, key)
-    return [] if _NOTHING in key else index.buckets.get(key, [])
+    if _UNKEYED in key:  # a value with no key: every node is compared with `eq`
+        matches = _matcher(ctx, names, values)
+        return [node for node in index.nodes if matches(node)]
+    found = [] if _NOTHING in key else index.buckets.get(key, [])
+    if not index.unkeyed:  # the common case: the index's answer is the whole answer
+        return found
+    matches = _matcher(ctx, names, values)
+    extra = [position for position in index.unkeyed if matches(index.nodes[position])]
+    if not extra:
+        return found
+    by_position = {node: position for position, node in enumerate(index.nodes)}
+    merged = sorted([*(by_position[node] for node in found), *extra])
+    return [index.nodes[position] for position in merged]
 
 
-def _having_compared(
-    ctx: Context, index: KeyIndex, names: tuple[str, ...], values: tuple[Any, ...], key: Any
-) -> list[Any]:
-    """`having` where some values or some nodes' attributes have no key: those are
-    compared with `eq`, node by node."""
-    attrs, nodes, pairs = ctx.graph.attrs, index.nodes, tuple(zip(names, values, strict=True))
+def _matcher(
+    ctx: Context, names: tuple[str, ...], values: tuple[Any, ...]
+) -> Callable[[Any], bool]:
+    """Whether a node's attributes `names` equal `values`, by `eq` (for the nodes and
+    values the index cannot key)."""
+    attrs, pairs = ctx.graph.attrs, tuple(zip(names, values, strict=True))
 
     def matches(node: Any) -> bool:
         node_attrs = attrs[node]
         return all(eq(node_attrs.get(name), value) for name, value in pairs)
 
-    if _UNKEYED in key:
-        return [node for node in nodes if matches(node)]
-    found = [] if _NOTHING in key else index.buckets.get(key, [])
-    extra = [position for position in index.unkeyed if matches(nodes[position])]
-    if not extra:
-        return found
-    by_position = {node: position for position, node in enumerate(nodes)}
-    merged = sorted([*(by_position[node] for node in found), *extra])
-    return [nodes[position] for position in merged]
+    return matches
 
 
 def id_count(graph: Graph, node: Any) -> int:
