@@ -3,9 +3,107 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
+
+_INDENT = "  "
+_INT_TEXT = int.__repr__
+_FLOAT_TEXT = float.__repr__
+_INFINITY = float("inf")
+
+
+class _Unusual(Exception):
+    """A value the fast writer leaves to `json.dumps` (which writes it or says why not)."""
 
 
 def to_json(value: Any) -> str:
-    """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline."""
-    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline.
+
+    The text is exactly `json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False,
+    allow_nan=False)`. The standard library writes an indented text in pure Python, a
+    generator per container, which was most of the time of writing a large report; plain
+    dicts, lists, texts, integers, booleans and finite floats are written here, and
+    anything else (another key type, a subclass, NaN, a value JSON has no form for) by
+    `json.dumps`, which writes it or raises as it always did.
+    """
+    out: list[str] = []
+    try:
+        _write(value, "\n", out)
+    except (_Unusual, RecursionError):
+        return (
+            json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        )
+    out.append("\n")
+    return "".join(out)
+
+
+def _write(value: Any, newline: str, out: list[str]) -> None:
+    """Append the indented text of `value` to `out`; `newline` is a new line and the
+    indent of the line `value` starts on."""
+    cls = value.__class__
+    if cls is str:
+        out.append(encode_basestring(value))
+    elif cls is dict:
+        _write_object(value, newline, out)
+    elif cls is list or cls is tuple:
+        _write_array(value, newline, out)
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif cls is int:
+        out.append(_INT_TEXT(value))
+    elif cls is float and value == value and value not in (_INFINITY, -_INFINITY):
+        out.append(_FLOAT_TEXT(value))
+    else:
+        raise _Unusual
+
+
+def _write_object(value: dict[Any, Any], newline: str, out: list[str]) -> None:
+    if not value:
+        out.append("{}")
+        return
+    inner = newline + _INDENT
+    separator = "," + inner
+    out.append("{" + inner)
+    first = True
+    for key in sorted(value):
+        if key.__class__ is not str:
+            raise _Unusual  # json.dumps writes numbers and null as keys, or refuses a mix
+        if first:
+            first = False
+        else:
+            out.append(separator)
+        out.append(encode_basestring(key))
+        out.append(": ")
+        item = value[key]
+        # the common leaves inline: a call per member was most of what is left
+        if item.__class__ is str:
+            out.append(encode_basestring(item))
+        elif item.__class__ is int:
+            out.append(_INT_TEXT(item))
+        else:
+            _write(item, inner, out)
+    out.append(newline + "}")
+
+
+def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[str]) -> None:
+    if not value:
+        out.append("[]")
+        return
+    inner = newline + _INDENT
+    separator = "," + inner
+    out.append("[" + inner)
+    first = True
+    for item in value:
+        if first:
+            first = False
+        else:
+            out.append(separator)
+        if item.__class__ is str:
+            out.append(encode_basestring(item))
+        else:
+            _write(item, inner, out)
+    out.append(newline + "]")

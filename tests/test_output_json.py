@@ -1,0 +1,98 @@
+"""The canonical JSON writer of reports is `json.dumps(sort_keys, indent=2)`, byte for byte.
+
+Reports are written by a faster writer than the standard library's indented one; for any
+value it must give the same text, or fail as `json.dumps` fails."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from decimal import Decimal
+from enum import IntEnum
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.report.output import to_json
+
+
+def _reference(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+class _Level(IntEnum):
+    LOW = 1
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(),
+    st.sampled_from(["", "é", "\u2028", "\ud800", '"\\\n\t', "\x00\x1f"]),
+)
+_keys = st.one_of(st.text(max_size=6), st.integers(-3, 3), st.none(), st.booleans())
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=6), inner, max_size=4),
+        st.dictionaries(_keys, inner, max_size=3),
+    ),
+    max_leaves=30,
+)
+
+
+def _same(value: Any) -> None:
+    try:
+        expected = _reference(value)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            to_json(value)
+        return
+    assert to_json(value) == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(_values)
+def test_any_json_value_is_written_as_json_dumps_writes_it(value: Any) -> None:
+    _same(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        {"b": [], "a": {}},
+        {"x": math.nan},
+        [math.inf],
+        {"x": -math.inf},
+        [Decimal("1.5")],
+        {"a": object()},
+        OrderedDict([("b", 1), ("a", 2)]),
+        {"k": OrderedDict([("b", 1)])},
+        [_Level.LOW, True, False, None, 1.0, -0.0, 1e300],
+        {1: "a", "b": 2},
+        {None: 1, True: 2},
+        {1.5: "x"},
+    ],
+    ids=repr,
+)
+def test_unusual_values_are_written_or_refused_as_json_dumps_does(value: Any) -> None:
+    _same(value)
+
+
+def test_deep_nesting_fails_or_writes_as_json_dumps_does() -> None:
+    value: Any = "leaf"
+    for _ in range(5000):
+        value = [value]
+    with pytest.raises(RecursionError):
+        _reference(value)
+    with pytest.raises(RecursionError):
+        to_json(value)
