@@ -954,6 +954,8 @@ def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) 
     node as its id (else a node is a ValueError)."""
     if value.__class__ in _JSON_SCALARS:
         return value
+    if _plain(value):  # parsed JSON (an answer's part): nothing to convert, nothing to copy
+        return value
     if value.__class__ is dict and nodes is None:
         return {str(key): json_data(item) for key, item in value.items()}
     if isinstance(value, Fraction):
@@ -976,6 +978,27 @@ def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) 
     if isinstance(value, Unavailable):
         return {"unavailable": list(value.missing)}
     return value
+
+
+def _plain(value: Any) -> bool:
+    """True when `value` is JSON data as parsed: objects with text keys, arrays (lists,
+    not tuples: a pair may be a node), texts, numbers, booleans and null."""
+    cls = value.__class__
+    if cls is dict:
+        for key, item in value.items():
+            if key.__class__ is not str:
+                return False
+            kind = item.__class__
+            if kind not in _JSON_SCALARS and not ((kind is dict or kind is list) and _plain(item)):
+                return False
+        return True
+    if cls is list:
+        for item in value:
+            kind = item.__class__
+            if kind not in _JSON_SCALARS and not ((kind is dict or kind is list) and _plain(item)):
+                return False
+        return True
+    return cls in _JSON_SCALARS
 
 
 def nested_check(ctx: Context, protocol: Any, files: Any, given: Any) -> Any:
