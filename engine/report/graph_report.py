@@ -11,6 +11,7 @@ from engine.evaluate.gates import TableResult
 from engine.evaluate.inputs import GraphResult
 from engine.evaluate.links import Violation
 from engine.evaluate.program import Evaluation
+from engine.gcpolicy import collector_paused
 from engine.report.blocks import Block, render
 from engine.report.detail import decision_items, rules_block, table_block, warnings_block
 from engine.report.diagnostics import diagnostic_json
@@ -49,6 +50,7 @@ def passed(result: GraphResult, strict: bool) -> bool:
     return result.passed and not strict_failure(result.evaluation, strict)
 
 
+@collector_paused()  # see engine/gcpolicy.py: the report's dicts and lists are bulk work
 def graph_json(
     result: GraphResult, strict: bool = False, tables: list[TableResult] | None = None
 ) -> dict[str, Any]:

@@ -6,6 +6,8 @@ import json
 from json.encoder import encode_basestring
 from typing import Any
 
+from engine.gcpolicy import collector_paused
+
 _INDENT = "  "
 _INT_TEXT = int.__repr__
 _FLOAT_TEXT = float.__repr__
@@ -16,6 +18,7 @@ class _Unusual(Exception):
     """A value the fast writer leaves to `json.dumps` (which writes it or says why not)."""
 
 
+@collector_paused()  # see engine/gcpolicy.py: a large report's texts are bulk work
 def to_json(value: Any) -> str:
     """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline.
 
