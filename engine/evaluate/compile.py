@@ -116,6 +116,7 @@ class Compiler:
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
             "_NO_EDGES": {},  # a label no kind of this graph declares: no edges, never written
+            "_missing": object(),  # not memoised yet: no value of the language is this object
         }
         self._counter = itertools.count()
         self._metrics: set[str] = set()
@@ -295,11 +296,17 @@ class Compiler:
             self._free = free
         if params:  # a metric is a pure function of the input and its arguments: memoise
             key = f"({name!r}{args},)"
+            # A miss is looked up with get(): raising KeyError on every first call of a
+            # metric computed once per record costs more than the look-up itself.
             source = (
                 f"def {function}(ctx{args}):\n    memo = ctx.memo; key = {key}\n"
-                f"    try:\n        return memo[key]\n    except KeyError:\n        pass\n"
+                f"    try:\n        value = memo.get(key, _missing)\n"
                 f"    except TypeError:\n        {_PREAMBLE}\n        return {body}\n"
-                f"    {_PREAMBLE}\n    return _remember(memo, {name!r}, key, {body})\n"
+                f"    if value is not _missing:\n        return value\n"
+                f"    {_PREAMBLE}\n    value = {body}\n"
+                f"    if value.__class__ is str:\n"
+                f"        return _remember(memo, {name!r}, key, value)\n"
+                f"    memo[key] = value\n    return value\n"
             )
         else:  # a metric without parameters is a pure function of the input: compute once
             source = (

@@ -254,6 +254,11 @@ def div(a: Any, b: Any) -> Any:
     top, bottom = number(a, "/"), number(b, "/")
     if bottom == 0:
         raise EvaluationError("division by zero")
+    if bottom.__class__ is int:  # the common cases: a unit's `/ 1 USD`, whole quotients
+        if bottom == 1:
+            return top.numerator if top.denominator == 1 else top
+        if top.__class__ is int and top % bottom == 0:
+            return top // bottom
     result = Fraction(top) / bottom
     return result.numerator if result.denominator == 1 else result
 
