@@ -162,35 +162,57 @@ class _Run:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """What evaluation needs: the ruleset, its compiler, and every rule in schedule order."""
+    """What evaluation needs: the ruleset, its compiler, and every rule in schedule order.
+
+    A rule is compiled when a graph it reads is first evaluated (or when it is asked for):
+    a command that evaluates one graph compiles only that graph's rules."""
 
     ruleset: Ruleset
     compiler: Compiler
-    schedule: tuple[Step, ...]
+    order: tuple[str, ...]  # every rule's name, each after the rules it reads
     graphs: Mapping[str, frozenset[str]]
     _specs: dict[str, GraphSpec] = field(default_factory=dict)
-    _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
+    _compiled: dict[str, Step] = field(default_factory=dict)
+    _steps_of: dict[str, tuple[Step, ...]] = field(default_factory=dict)
+
+    @property
+    def schedule(self) -> tuple[Step, ...]:
+        """Every rule, compiled, in schedule order."""
+        return tuple(self.step(name) for name in self.order)
 
     @property
     def links(self) -> tuple[CompiledLink, ...]:
         """Every link rule, in schedule order."""
         return tuple(step for step in self.schedule if isinstance(step, CompiledLink))
 
-    def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
-        """The link rules that read graph `graph`, in schedule order (found once: asked
-        per answer)."""
-        if graph not in self._links_of:
-            self._links_of[graph] = tuple(
-                link for link in self.links if graph in self.graphs[link.name]
+    def step(self, name: str) -> Step:
+        """Rule `name`, compiled (once)."""
+        if name not in self._compiled:
+            decl = self.ruleset.checked.symbols.declarations[name]
+            hashed = self.ruleset.hashed.by_name()[name].hash
+            self._compiled[name] = _compile_step(self.compiler, decl, hashed)
+        return self._compiled[name]
+
+    def steps_of(self, graph: str) -> tuple[Step, ...]:
+        """The rules that read graph `graph`, compiled, in schedule order (found once)."""
+        if graph not in self._steps_of:
+            self._steps_of[graph] = tuple(
+                self.step(name) for name in self.order if graph in self.graphs[name]
             )
-        return self._links_of[graph]
+        return self._steps_of[graph]
+
+    def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
+        """The link rules that read graph `graph`, in schedule order."""
+        return tuple(step for step in self.steps_of(graph) if isinstance(step, CompiledLink))
 
     def table(self, name: str) -> CompiledTable:
         """The compiled table `name` (a KeyError when there is none)."""
-        for step in self.schedule:
-            if isinstance(step, CompiledTable) and step.decl.name.text == name:
-                return step
-        raise KeyError(name)
+        decl = self.ruleset.checked.symbols.declarations.get(name)
+        if not isinstance(decl, ast.TableDecl):
+            raise KeyError(name)
+        step = self.step(name)
+        assert isinstance(step, CompiledTable)
+        return step
 
     def graph_reading(self, name: str, rule: str) -> GraphSpec:
         """The kinds of graph `name` that rule `rule` reads, directly or through what it
@@ -219,7 +241,7 @@ class Program:
         With `tables`, only the tables named there are computed (no rule reads a table's
         rows, so a table no one reports need not be held)."""
         run = _Run()
-        steps = [step for step in self.schedule if graph in self.graphs[_step_name(step)]]
+        steps = self.steps_of(graph)
         for number, step in enumerate(steps):
             advance(number, len(steps), _step_name(step))
             if isinstance(step, CompiledTable):
@@ -331,41 +353,52 @@ _RANK = {ast.LinkDecl: 0, ast.BudgetDecl: 1, ast.GateDecl: 2, ast.DecisionDecl: 
 
 
 def compile_program(ruleset: Ruleset) -> Program:
-    """Compile every rule of a checked, hashed ruleset and schedule them."""
-    compiler = Compiler(ruleset.checked)
-    hashes = {d.name: d.hash for d in ruleset.hashed.declarations}
-    steps: dict[str, Step] = {}
-    for decl in ruleset.checked.declarations():
-        name = decl.name.text
-        match decl:
-            case ast.LinkDecl():
-                steps[name] = compile_link(compiler, decl, hashes[name])
-            case ast.GateDecl():
-                steps[name] = compile_gate(compiler, decl, hashes[name])
-            case ast.BudgetDecl():
-                steps[name] = compile_budget(compiler, decl, hashes[name])
-            case ast.DecisionDecl():
-                steps[name] = compile_decision(compiler, decl, hashes[name])
-            case ast.TableDecl():
-                steps[name] = compile_table(compiler, decl, hashes[name])
-    return Program(ruleset, compiler, _schedule(steps, ruleset), ruleset.checked.graphs)
+    """The program of a checked, hashed ruleset: its rules scheduled, each compiled when
+    first used."""
+    names = [
+        decl.name.text
+        for decl in ruleset.checked.declarations()
+        if isinstance(decl, _STEP_DECLARATIONS)
+    ]
+    return Program(
+        ruleset, Compiler(ruleset.checked), _schedule(names, ruleset), ruleset.checked.graphs
+    )
 
 
-def _schedule(steps: dict[str, Step], ruleset: Ruleset) -> tuple[Step, ...]:
+_STEP_DECLARATIONS = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.DecisionDecl, ast.TableDecl)
+
+
+def _compile_step(compiler: Compiler, decl: ast.Declaration, hashed: str) -> Step:
+    """One rule, compiled."""
+    match decl:
+        case ast.LinkDecl():
+            return compile_link(compiler, decl, hashed)
+        case ast.GateDecl():
+            return compile_gate(compiler, decl, hashed)
+        case ast.BudgetDecl():
+            return compile_budget(compiler, decl, hashed)
+        case ast.DecisionDecl():
+            return compile_decision(compiler, decl, hashed)
+        case ast.TableDecl():
+            return compile_table(compiler, decl, hashed)
+    raise EvaluationError(f"`{decl.name.text}` is not a rule")  # pragma: no cover
+
+
+def _schedule(names: list[str], ruleset: Ruleset) -> tuple[str, ...]:
     """Every rule after the rules it reads, directly or through metrics and constants.
 
     The linter refuses cycles (`CYCLIC_DEFINITION`), so the order always exists.
     """
     infos = ruleset.checked.infos
     declarations = ruleset.checked.symbols.declarations
-    users: dict[str, list[str]] = {name: [] for name in steps}
+    users: dict[str, list[str]] = {name: [] for name in names}
     symbols = ruleset.checked.symbols
-    for name in steps:
+    for name in names:
         for used in reads(name, symbols, infos)[0]:
             users.setdefault(used, []).append(name)
-    position = {name: index for index, name in enumerate(steps)}
+    position = {name: index for index, name in enumerate(names)}
 
     def key(name: str) -> tuple[int, int]:
         return (_RANK[type(declarations[name])], position[name])
 
-    return tuple(steps[name] for name in topological_order(users, key=key))
+    return tuple(topological_order(users, key=key))
