@@ -11,15 +11,20 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import click
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unwritable
 from engine.evaluate.alias import FilesAlias
+from engine.gcpolicy import collector_paused
 from engine.report.diagnostics import diagnostic_json, render_all_text
 from engine.report.output import to_json
 from engine.resources import shipped_rules_dir
+
+if TYPE_CHECKING:
+    from engine.evaluate.inputs import GraphResult
+    from engine.evaluate.program import Program
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -1174,14 +1179,34 @@ def evaluate(
     """
     from engine.bundle.documents import load_documents, parse_input_option
     from engine.evaluate.inputs import check_inputs, evaluate_documents
-    from engine.report.graph_report import graph_json, graph_text, passed
+    from engine.report.graph_report import passed
 
     named = [parse_input_option(text) for text in inputs]
     _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
-    with _progress(f"evaluating {graph}", reading.quiet):
-        result = evaluate_documents(program, graph, load_documents(named))
+    # One graph's documents, evaluation and report live until the process ends: the
+    # collector stays paused from the first record loaded to the last byte of the report
+    # (engine/gcpolicy.py); a collection between the steps would walk all of them.
+    with collector_paused():
+        with _progress(f"evaluating {graph}", reading.quiet):
+            result = evaluate_documents(program, graph, load_documents(named))
+        text = _graph_report_text(result, program, graph, output_format, strict, reading)
+    _deliver(text, out)
+    return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
+
+
+def _graph_report_text(
+    result: GraphResult,
+    program: Program,
+    graph: str,
+    output_format: str,
+    strict: bool,
+    reading: Reading,
+) -> str:
+    """The report of one graph's evaluation in `output_format`."""
+    from engine.report.graph_report import graph_json, graph_text
+
     if output_format == "json":
         text = to_json(graph_json(result, strict))
     elif output_format in CI_FORMATS:
@@ -1201,8 +1226,7 @@ def evaluate(
             exact=reading.exact,
             units=_units(program),
         )
-    _deliver(text, out)
-    return int(ExitCode.OK if passed(result, strict) else ExitCode.REFUSED)
+    return text
 
 
 @main.command()
