@@ -222,6 +222,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "an unknown graph, or inputs the graph does not read or lacks (exit 2)",
             ),
             ("INDEX_ENTRY", "a line of an answers index is malformed"),
+            (
+                "JOBS_WORKER_LOST",
+                "a `--jobs` worker process died (killed, out of memory) before returning its "
+                "results: nothing is judged (exit 2)",
+            ),
             ("BUNDLE_PATH_OUTSIDE", "a document's path leads outside the bundle (a link)"),
             ("DOCUMENT_SCHEMA", "a document (or a JSON Lines record) breaks its schema"),
             ("PROTOCOL_FILE", "a bundle's `rulecheck.yaml` is malformed"),

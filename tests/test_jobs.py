@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -88,3 +89,40 @@ def test_results_keep_job_order_across_windows_and_a_worker_error_is_raised() ->
     assert list(results) == [2 * job for job in range(40)]
     with pytest.raises(RulecheckError, match="job 40 is refused"):
         list(batch.pooled(_no_setup, (), _doubled, range(60), 2, (7, 3), _no_setup))
+
+
+def _killed_at_job_5(job: int) -> int:
+    if job == 5:
+        os.kill(os.getpid(), signal.SIGKILL)  # what the kernel does to a worker out of memory
+    return job
+
+
+def _results_with_a_killed_worker() -> None:
+    """In a process of its own (run by the test below): pool jobs whose fifth kills its
+    worker, and print the code that ends them."""
+    try:
+        list(batch.pooled(_no_setup, (), _killed_at_job_5, range(40), 2, (7, 3), _no_setup))
+    except RulecheckError as error:
+        print(error.diagnostics[0].code, int(error.exit_code))
+
+
+def test_a_worker_killed_by_a_signal_ends_the_results_with_a_typed_error() -> None:
+    if not Path("/proc/self/stat").exists():  # pragma: no cover
+        pytest.skip("no /proc to list a process group's members on this system")
+    code = "import sys; sys.path.insert(0, 'tests'); import test_jobs; "
+    code += "test_jobs._results_with_a_killed_worker()"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=120)  # multiprocessing.Pool: forever
+    finally:
+        if process.poll() is None:  # pragma: no cover - only when the run hangs
+            os.killpg(process.pid, signal.SIGKILL)
+    assert stdout.split() == ["JOBS_WORKER_LOST", "2"], stderr
+    assert _in_group(process.pid) == [], "workers outlived the run"

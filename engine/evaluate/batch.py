@@ -17,6 +17,8 @@ import multiprocessing
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,7 +200,7 @@ def run_jobs(
 ) -> Iterator[FilesResult]:
     """Results for `jobs` in order, computed in `workers` processes (1 = this process).
 
-    Jobs are handed to the pool a window at a time: `Pool.imap` would otherwise queue the
+    Jobs are handed to the pool a window at a time: the pool would otherwise queue the
     whole stream at once, and memory would grow with the number of jobs.
     """
     if workers <= 1:
@@ -240,18 +242,21 @@ def pooled(
     they are spawned and set up by `initializer`.
 
     The jobs are handed over a window at a time, in chunks (`sizes`), two windows queued
-    at most: `Pool.imap` would otherwise queue the whole stream at once, and memory would
-    grow with the number of jobs. When the results end, every worker and multiprocessing's
-    resource tracker have exited: a command leaves no process behind.
+    at most: the executor's `map` would otherwise submit the whole stream at once, and
+    memory would grow with the number of jobs. A worker that dies (killed, out of memory)
+    ends the results with `JOBS_WORKER_LOST` (exit 2), never a wait without end. When the
+    results end, every worker and multiprocessing's resource tracker have exited: a
+    command leaves no process behind.
     """
     window, chunk = sizes
     if inherit is not None and _can_fork():
         inherit()
         sys.stdout.flush()  # a worker would otherwise write what is buffered again at exit
         sys.stderr.flush()
-        pool = multiprocessing.get_context("fork").Pool(workers)
+        pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
     else:
-        pool = multiprocessing.get_context("spawn").Pool(workers, initializer, arguments)
+        context = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(workers, context, initializer, arguments)
     try:
         iterator = iter(jobs)
         # The next window is queued before this one's results are read, so the workers
@@ -259,21 +264,30 @@ def pooled(
         queued: collections.deque[Iterator[Any]] = collections.deque()
         while True:
             while len(queued) < 2 and (batch := list(itertools.islice(iterator, window))):
-                queued.append(pool.imap(function, batch, chunksize=chunk))
+                queued.append(pool.map(function, batch, chunksize=chunk))
             if not queued:
                 break
             for result in queued.popleft():
                 if isinstance(result, RulecheckError):
                     raise result
                 yield result
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
+    except BrokenProcessPool:
+        # multiprocessing.Pool would wait forever for the lost worker's results; the
+        # executor notices the death, and the command ends with a typed error instead.
+        raise _worker_lost() from None
     finally:
-        pool.join()
+        pool.shutdown(wait=True, cancel_futures=True)
         del pool
         _stop_resource_tracker()
+
+
+def _worker_lost() -> RulecheckError:
+    message = (
+        "a worker process ended before it returned its results (killed, or out of memory): "
+        "nothing is judged"
+    )
+    hint = "run the command again, with fewer `--jobs` or more memory"
+    return RulecheckError([Diagnostic("JOBS_WORKER_LOST", message, hint=hint)], ExitCode.USAGE)
 
 
 def _can_fork() -> bool:
