@@ -171,9 +171,11 @@ class Program:
     compiler: Compiler
     order: tuple[str, ...]  # every rule's name, each after the rules it reads
     graphs: Mapping[str, frozenset[str]]
+    hashes: Mapping[str, str]  # each declaration's hash, by name
     _specs: dict[str, GraphSpec] = field(default_factory=dict)
     _compiled: dict[str, Step] = field(default_factory=dict)
     _steps_of: dict[str, tuple[Step, ...]] = field(default_factory=dict)
+    _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
 
     @property
     def schedule(self) -> tuple[Step, ...]:
@@ -189,8 +191,7 @@ class Program:
         """Rule `name`, compiled (once)."""
         if name not in self._compiled:
             decl = self.ruleset.checked.symbols.declarations[name]
-            hashed = self.ruleset.hashed.by_name()[name].hash
-            self._compiled[name] = _compile_step(self.compiler, decl, hashed)
+            self._compiled[name] = _compile_step(self.compiler, decl, self.hashes[name])
         return self._compiled[name]
 
     def steps_of(self, graph: str) -> tuple[Step, ...]:
@@ -202,8 +203,12 @@ class Program:
         return self._steps_of[graph]
 
     def links_of(self, graph: str) -> tuple[CompiledLink, ...]:
-        """The link rules that read graph `graph`, in schedule order."""
-        return tuple(step for step in self.steps_of(graph) if isinstance(step, CompiledLink))
+        """The link rules that read graph `graph`, in schedule order (found once: asked
+        per answer)."""
+        if graph not in self._links_of:
+            steps = self.steps_of(graph)
+            self._links_of[graph] = tuple(s for s in steps if isinstance(s, CompiledLink))
+        return self._links_of[graph]
 
     def table(self, name: str) -> CompiledTable:
         """The compiled table `name` (a KeyError when there is none)."""
@@ -360,9 +365,9 @@ def compile_program(ruleset: Ruleset) -> Program:
         for decl in ruleset.checked.declarations()
         if isinstance(decl, _STEP_DECLARATIONS)
     ]
-    return Program(
-        ruleset, Compiler(ruleset.checked), _schedule(names, ruleset), ruleset.checked.graphs
-    )
+    hashes = {d.name: d.hash for d in ruleset.hashed.declarations}
+    order = _schedule(names, ruleset)
+    return Program(ruleset, Compiler(ruleset.checked), order, ruleset.checked.graphs, hashes)
 
 
 _STEP_DECLARATIONS = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.DecisionDecl, ast.TableDecl)
