@@ -612,14 +612,23 @@ _UTC = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z
 
 def utc(value: Any) -> Any:
     """Seconds since 1970-01-01T00:00:00Z of an ISO-8601 UTC time (`...Z`), exactly."""
-    match = _UTC.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
+    if not isinstance(value, str):
         raise EvaluationError(f"`utc` needs a time like 2026-10-01T09:00:00Z, found {value!r}")
+    return _utc_seconds(value)
+
+
+# Rules compare the same few times many times over (every rating with one reveal time), and
+# a time's seconds are a pure function of its text; an invalid text raises and is not kept.
+@functools.lru_cache(maxsize=4096)
+def _utc_seconds(text: str) -> Any:
+    match = _UTC.fullmatch(text)
+    if match is None:
+        raise EvaluationError(f"`utc` needs a time like 2026-10-01T09:00:00Z, found {text!r}")
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
     try:
         moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     except ValueError as error:
-        raise EvaluationError(f"`utc`: {value!r} is not a valid time ({error})") from None
+        raise EvaluationError(f"`utc`: {text!r} is not a valid time ({error})") from None
     whole = int(moment.timestamp())
     fraction = Fraction(match.group(7)) if match.group(7) else 0
     return whole + fraction
@@ -796,7 +805,7 @@ def file_lines(ctx: Context, relative: Any, start: Any, end: Any) -> str | None:
 def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
     """The ruleset hash a bundle's rules lock records, once the lock verifies; null when
     the file is absent, is no lock, or its recorded hashes do not match its own text."""
-    from engine.freeze.lock import read_lock
+    from engine.freeze.lock import verified_ruleset_hash
 
     if ctx.facts.root is None:
         raise EvaluationError("`lock_ruleset_hash` reads files of a bundle: check it as a bundle")
@@ -804,7 +813,7 @@ def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
     if path is None:
         return None
     try:
-        return read_lock(path).ruleset_hash
+        return verified_ruleset_hash(path)
     except RulecheckError:
         return None
 
