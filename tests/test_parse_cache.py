@@ -145,6 +145,48 @@ def test_a_lock_whose_text_changed_after_it_was_kept_is_parsed_and_refused(folde
     assert {d.code for d in refused.value.diagnostics} == {"LOCK_TAMPERED"}
 
 
+def test_a_verified_lock_is_not_verified_again(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.freeze import lock
+
+    copy = _copy(LOCK, folder)
+    expected = lock.read_lock(copy).ruleset_hash
+    assert lock.verified_ruleset_hash(copy) == expected
+    assert len(list(folder.glob("lock-*.ok"))) == 1
+
+    def no_verify(path: Path) -> Any:
+        raise AssertionError(f"{path} was verified again")
+
+    monkeypatch.setattr(lock, "read_lock", no_verify)
+    assert lock.verified_ruleset_hash(copy) == expected
+
+
+def test_a_lock_changed_after_its_verdict_was_kept_is_verified_and_refused(folder: Path) -> None:
+    from engine.freeze import lock
+
+    copy = _copy(LOCK, folder)
+    lock.verified_ruleset_hash(copy)
+    text = copy.read_text(encoding="utf-8")
+    recorded = lock.read_lock(copy).ruleset_hash
+    copy.write_text(text.replace(recorded, "ab" * 32, 1), encoding="utf-8")
+    with pytest.raises(RulecheckError) as refused:
+        lock.verified_ruleset_hash(copy)
+    assert {d.code for d in refused.value.diagnostics} == {"LOCK_TAMPERED"}
+    assert len(list(folder.glob("lock-*.ok"))) == 1  # the refused bytes are never kept
+
+
+def test_a_lock_verdict_is_not_kept_with_the_cache_off(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.freeze import lock
+
+    monkeypatch.setenv("RULECHECK_PARSE_CACHE", "off")
+    copy = _copy(LOCK, folder)
+    assert lock.verified_ruleset_hash(copy) == lock.read_lock(copy).ruleset_hash
+    assert not list(folder.glob("lock-*.ok"))
+
+
 def _no_parse(text: str, path: str) -> Any:
     raise AssertionError(f"{path} was parsed again")
 

@@ -19,15 +19,12 @@ import hashlib
 import marshal
 import sys
 from functools import cache
-from pathlib import Path
 
 from engine.resources import engine_source_digest, library_source_digest
-from engine.syntax.parsecache import enabled
-from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+from engine.verdictcache import VerdictCache
 
 _FORMAT = "1"
 KEEP = 256
-_PREFIX, _SUFFIX = "schema-", ".ok"
 
 
 @cache
@@ -48,35 +45,16 @@ def _versions() -> str:
     return digest.hexdigest()
 
 
-def _entry(raw: bytes, kind: str) -> tuple[Path, tuple[str, str, str]] | None:
-    """The cache file for a schema of these bytes and kind, and what it must hold."""
-    folder = cache_folder()
-    if folder is None:
-        return None
-    key = (_versions(), kind, hashlib.sha256(raw).hexdigest())
-    name = hashlib.sha256("\x00".join(key).encode("utf-8")).hexdigest()[:40]
-    return folder / f"{_PREFIX}{name}{_SUFFIX}", key
+_CACHE = VerdictCache("schema-")
 
 
 def compiled_before(raw: bytes, kind: str) -> bool:
     """True when a schema of these bytes and kind (`json` or `cerberus`) is known to have
     compiled; False when it must be compiled to know."""
-    if not enabled():
-        return False
-    entry = _entry(raw, kind)
-    if entry is None:
-        return False
-    kept = read_marshalled(entry[0])  # a broken or foreign entry: compile as if there were none
-    return type(kept) is tuple and kept == entry[1]
+    return _CACHE.recall(raw, kind, _versions())[0]
 
 
 def remember_compiled(raw: bytes, kind: str) -> None:
     """Keep the fact that a schema of these bytes and kind compiled; give up quietly on
     any failure."""
-    if not enabled():
-        return
-    entry = _entry(raw, kind)
-    if entry is None:
-        return
-    write_private(entry[0], marshal.dumps(entry[1]))
-    prune_private(entry[0].parent, _PREFIX, _SUFFIX, KEEP)
+    _CACHE.keep(raw, kind, _versions(), True, KEEP)

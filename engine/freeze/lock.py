@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +16,15 @@ from engine.bundle.yamldoc import load_yaml_document
 from engine.check import check_rules
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.hashing import HashedRuleset, declaration_hashes, ruleset_hash
+from engine.limits import read_input
+from engine.resources import engine_source_digest, library_source_digest
 from engine.syntax import ast, parsecache
 from engine.syntax.format import format_declaration
 from engine.syntax.parse import grammar_text, parse_text
+from engine.verdictcache import VerdictCache
 
+_VERIFIED = VerdictCache("lock-")
+_VERIFIED_KEPT = 16
 LOCK_VERSION = 2  # 2: each entry records the files it depends on (`files`)
 _LOCK_HEADER = 'ruleset locked version "lock"\n\n'
 
@@ -143,6 +151,40 @@ def read_lock(path: Path) -> LockedRuleset:
         {name: recomputed[name] for name in kinds},
         kinds,
     )
+
+
+def verified_ruleset_hash(path: Path) -> str:
+    """The ruleset hash a lock records, once the lock verifies (as `read_lock`).
+
+    Verifying re-checks and re-hashes every declaration, about half a second for the
+    shipped rules, and every check of a bundle asks it of the same lock; so the verdict is
+    kept for the lock's exact bytes (`engine/verdictcache.py`), keyed as well by the
+    engine's sources, the grammar, Python and PyYAML. Changed bytes are verified again; a
+    lock that does not verify is never kept.
+
+    Raises:
+        RulecheckError: as `read_lock`.
+    """
+    raw = read_input(path)
+    depends = _verification_depends()
+    known, value = _VERIFIED.recall(raw, "verified", depends)
+    if known and isinstance(value, str):
+        return value
+    found = read_lock(path).ruleset_hash
+    if read_input(path) == raw:  # what was verified is what was read, not a later write
+        _VERIFIED.keep(raw, "verified", depends, found, _VERIFIED_KEPT)
+    return found
+
+
+@cache
+def _verification_depends() -> str:
+    parts = (
+        sys.version,
+        grammar_text(),
+        engine_source_digest()["sha256"],
+        library_source_digest("yaml"),
+    )
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
 
 def _entry_location(path: Path, index: int | None, field: str) -> Location:
