@@ -32,6 +32,33 @@ def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
     assert read_input(path) == b"{}\n"
 
 
+def test_a_file_larger_than_a_read_block_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    payload = bytes(range(256)) * 1000  # several blocks of `_read_all`
+    path.write_bytes(payload)
+    assert read_input(path) == payload
+
+
+def test_a_file_that_grew_after_its_stat_is_read_on_but_never_past_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import limits
+
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b"x" * 5000)
+    handle = os.open(path, os.O_RDONLY)
+    try:  # fstat said 10 bytes: what is there is read all the same
+        assert limits._read_all(handle, 10) == b"x" * 5000
+    finally:
+        os.close(handle)
+    monkeypatch.setattr(limits, "MAX_FILE_BYTES", 1000)
+    handle = os.open(path, os.O_RDONLY)
+    try:  # one byte past the limit is enough to refuse; no more is read
+        assert limits._read_all(handle, 10) == b"x" * 1001
+    finally:
+        os.close(handle)
+
+
 def test_what_is_not_a_regular_file_is_refused_before_reading(tmp_path: Path) -> None:
     assert _code(tmp_path / "missing.json") == "FILE_UNREADABLE"
     assert _code(tmp_path) == "FILE_UNREADABLE"
