@@ -241,14 +241,16 @@ def _usage(code: str, message: str, file: str) -> RulecheckError:
     return RulecheckError([Diagnostic(code, message, Location(file))], ExitCode.USAGE)
 
 
-def load_document(name: str, path: Path, kind: str) -> Document:
-    """Parse one file as document `name` in format `kind` (`json`, `jsonl` or `yaml`).
+def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) -> Document:
+    """Parse one file as document `name` in format `kind` (`json`, `jsonl` or `yaml`); its
+    bytes `raw` when the caller read them already (within the same input limits).
 
     Raises:
         RulecheckError: exit 2 when the file cannot be read; exit 1 for malformed content.
     """
     file = str(path)
-    raw = read_input(path)
+    if raw is None:
+        raw = read_input(path)
     if kind == "yaml":
         value, _root, unquoted = parse_yaml_unquoted(raw, file, "INPUT")
         return Document(

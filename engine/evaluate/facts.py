@@ -24,6 +24,77 @@ _FILES_KEPT = 64
 _PARSED_KEPT = 16
 
 
+@dataclass(slots=True)
+class BundleFiles:
+    """The files of one bundle folder as one evaluation reads them, shared by every rule
+    and every `check(...)` inside it: each path is resolved once, each file's sha256 and
+    size are known from its first read (a campaign reads each answer to check it, to hash
+    it and to measure it, and the answer hashed is then the answer checked), and the last
+    few files read and parsed are kept (a campaign's files together would not fit)."""
+
+    root: Path | None
+    _paths: dict[str, Path | None] = field(default_factory=dict)
+    _read: dict[str, bytes | None] = field(default_factory=dict)
+    _parsed: dict[str, Any] = field(default_factory=dict)
+    _digests: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    _real_root: list[str | None] = field(default_factory=list)
+
+    def path(self, relative: str) -> Path | None:
+        """A regular file inside the bundle; None when it is absent or would leave it."""
+        if self.root is None:
+            return None
+        found = self._paths.get(relative, _UNSEEN)
+        if found is _UNSEEN:
+            if not self._real_root:  # the bundle folder resolved once per evaluation
+                self._real_root.append(paths.real_root(self.root))
+            found = paths.regular_file(self.root, relative, self._real_root[0])
+            self._paths[relative] = found
+        return found  # type: ignore[return-value]
+
+    def read(self, relative: str) -> bytes | None:
+        """The bytes of a file inside the bundle, read within the input limits; None when
+        it is absent, would leave the bundle or cannot be read."""
+        if relative not in self._read:
+            if len(self._read) >= _FILES_KEPT:
+                self._read.pop(next(iter(self._read)))
+            path = self.path(relative)
+            try:
+                raw = None if path is None else read_input(path)
+            except RulecheckError:
+                raw = None
+            self._read[relative] = raw
+            if relative not in self._digests:
+                self._digests[relative] = _digest(raw)
+        return self._read[relative]
+
+    def json(self, relative: str) -> Any:
+        """The strictly parsed JSON file inside the bundle; None when it is absent, would
+        leave the bundle or does not parse."""
+        if relative not in self._parsed:
+            if len(self._parsed) >= _PARSED_KEPT:  # rules read a file in a few places at once
+                self._parsed.pop(next(iter(self._parsed)))
+            raw = self.read(relative)
+            try:
+                self._parsed[relative] = None if raw is None else loads_strict(raw, relative)
+            except RulecheckError:
+                self._parsed[relative] = None
+        return self._parsed[relative]
+
+    def sha256_and_size(self, relative: str) -> tuple[str, int] | None:
+        """The sha256 and byte count of a file inside the bundle, as first read; None when
+        it is absent or outside it."""
+        if relative not in self._digests:
+            self.read(relative)
+        return self._digests[relative]
+
+
+_UNSEEN = object()
+
+
+def _digest(raw: bytes | None) -> tuple[str, int] | None:
+    return None if raw is None else (hashlib.sha256(raw).hexdigest(), len(raw))
+
+
 @dataclass(frozen=True, slots=True)
 class Facts:
     """The bundle folder (None when the inputs were named one by one), the ruleset hash,
@@ -38,54 +109,41 @@ class Facts:
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = field(
         default=None, compare=False, repr=False
     )
-    _read: dict[str, bytes | None] = field(default_factory=dict, compare=False, repr=False)
-    _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    _digests: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
-    _real_root: list[str | None] = field(default_factory=list, compare=False, repr=False)
+    # the bundle's files as this evaluation reads them (made for `root` when not given)
+    files: BundleFiles | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.files is None or self.files.root != self.root:
+            object.__setattr__(self, "files", BundleFiles(self.root))
+
+    @property
+    def _files(self) -> BundleFiles:
+        assert self.files is not None  # set in __post_init__
+        return self.files
 
     def file_path(self, relative: str) -> Path | None:
         """A regular file inside the bundle; None when it is absent or would leave it."""
-        if self.root is None:
-            return None
-        if not self._real_root:  # the bundle folder resolved once per evaluation
-            self._real_root.append(paths.real_root(self.root))
-        return paths.regular_file(self.root, relative, self._real_root[0])
+        return self._files.path(relative)
 
     def file_bytes(self, relative: str) -> bytes | None:
-        """The bytes of a file inside the bundle, read within the input limits (the last
-        few read are kept: rules read a file in a few places at once, and a campaign's
-        files together would not fit); None when it is absent, would leave the bundle or
-        cannot be read."""
-        if relative not in self._read:
-            if len(self._read) >= _FILES_KEPT:
-                self._read.pop(next(iter(self._read)))
-            path = self.file_path(relative)
-            try:
-                self._read[relative] = None if path is None else read_input(path)
-            except RulecheckError:
-                self._read[relative] = None
-        return self._read[relative]
+        """The bytes of a file inside the bundle (see `BundleFiles.read`)."""
+        return self._files.read(relative)
 
     def json_document(self, relative: str) -> Any:
-        """The strictly parsed JSON file inside the bundle (once); None when it is absent,
-        would leave the bundle or does not parse."""
-        if relative not in self._parsed:
-            if len(self._parsed) >= _PARSED_KEPT:  # rules read a file in a few places at once
-                self._parsed.pop(next(iter(self._parsed)))
-            raw = self.file_bytes(relative)
-            try:
-                self._parsed[relative] = None if raw is None else loads_strict(raw, relative)
-            except RulecheckError:
-                self._parsed[relative] = None
-        return self._parsed[relative]
+        """The strictly parsed JSON file inside the bundle (see `BundleFiles.json`)."""
+        return self._files.json(relative)
 
     def file_sha256(self, relative: str) -> str | None:
-        """The sha256 of a file inside the bundle (computed once); None when it is absent
+        """The sha256 of a file inside the bundle, as first read; None when it is absent
         or outside it."""
-        if relative not in self._digests:
-            raw = self.file_bytes(relative)
-            self._digests[relative] = None if raw is None else hashlib.sha256(raw).hexdigest()
-        return self._digests[relative]
+        found = self._files.sha256_and_size(relative)
+        return None if found is None else found[0]
+
+    def file_size(self, relative: str) -> int | None:
+        """The byte count of a file inside the bundle, as first read; None when it is
+        absent or outside it."""
+        found = self._files.sha256_and_size(relative)
+        return None if found is None else found[1]
 
     def member(self, document: str, pointer: str) -> str | None:
         """The sha256 of the file of document `document` that holds `pointer` (`/N...`)."""

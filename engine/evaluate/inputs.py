@@ -17,7 +17,7 @@ from engine.bundle.documents import Document
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.compile import Context
-from engine.evaluate.facts import Facts
+from engine.evaluate.facts import BundleFiles, Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
 from engine.gcpolicy import collector_paused
@@ -84,9 +84,11 @@ def evaluate_documents(
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
     done: Mapping[str, TableResult] | None = None,
     tables: Collection[str] | None = None,
+    files: BundleFiles | None = None,
 ) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it (of its tables,
-    only those in `tables` when given).
+    only those in `tables` when given); file builtins read the folder `root` through
+    `files` when given (shared with `nested`).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
@@ -94,7 +96,7 @@ def evaluate_documents(
     """
     check_inputs(program, graph, documents.keys(), optional)
     with collector_paused():  # see engine/gcpolicy.py
-        ctx = documents_context(program.graph(graph), program, documents, root, nested)
+        ctx = documents_context(program.graph(graph), program, documents, root, nested, files)
         evaluation = program.evaluate(graph, ctx, frozenset(documents), done, tables)
     return GraphResult(
         graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
@@ -107,9 +109,10 @@ def documents_context(
     documents: Mapping[str, Document],
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
+    files: BundleFiles | None = None,
 ) -> Context:
     """The evaluation context of the graph `spec` built from the documents, with the facts
-    of the files they were read from.
+    of the files they were read from (the bundle's `files`, when shared).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
@@ -124,7 +127,7 @@ def documents_context(
         raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
     records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
     members = {n: tuple(m.sha256 for m in d.members) for n, d in documents.items() if d.members}
-    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, members, nested)
+    facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, members, nested, files)
     return Context(built, facts)
 
 

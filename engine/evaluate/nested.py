@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import paths
 from engine.bundle.documents import Document, load_document
 from engine.bundle.protocol_bundle import schema_code, schema_problems, schema_validator
 from engine.bundle.schemac import Validator
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
-from engine.evaluate.facts import Facts
+from engine.evaluate.facts import BundleFiles, Facts
 from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
@@ -92,7 +91,12 @@ class NestedChecker:
     _results: dict[bytes, Any] = field(default_factory=dict)
     # each document clause's schema, read once per evaluation (not once per document)
     _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
-    _real_root: list[str | None] = field(default_factory=list)
+    # the bundle's files, shared with the rules that asked for the checks (see BundleFiles)
+    files: BundleFiles | None = None
+
+    def __post_init__(self) -> None:
+        if self.files is None or self.files.root != self.root:
+            self.files = BundleFiles(self.root)
 
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
@@ -112,18 +116,23 @@ class NestedChecker:
     ) -> FilesCheck:
         decl = self.protocol(protocol)
         found: dict[str, Path] = {}
+        read: dict[Path, str] = {}  # each file's name in the bundle, to read it through files
         for clause in (c for c in decl.documents if c.from_file):
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            if not self._real_root:  # the bundle folder resolved once per evaluation
-                self._real_root.append(paths.real_root(self.root))
-            path = paths.regular_file(self.root, relative, self._real_root[0])
-            if path is not None:
+            path = self._files.path(relative) if isinstance(relative, str) else None
+            if path is not None and isinstance(relative, str):
                 found[clause.name.text] = path
+                read[path] = relative
             elif not clause.optional:
                 return _NOT_CHECKED
-        return self.check_files(decl, found, given, self.root)
+        return self.check_files(decl, found, given, self.root, read)
+
+    @property
+    def _files(self) -> BundleFiles:
+        assert self.files is not None  # set in __post_init__
+        return self.files
 
     @collector_paused()  # see engine/gcpolicy.py
     def check_files(
@@ -132,10 +141,12 @@ class NestedChecker:
         files: Mapping[str, Path],
         given: Mapping[str, Any],
         root: Path | None,
+        in_bundle: Mapping[Path, str] | None = None,
     ) -> FilesCheck:
         """Every finding of protocol `decl` over the files of its documents and the values
         of its `given` ones, file builtins reading the folder `root`; a required document
-        without a file is not checked.
+        without a file is not checked. A file `in_bundle` names is read through the
+        bundle's `files` (once for every rule that reads it).
 
         Raises:
             ValueError: a required `given` document has no value.
@@ -162,7 +173,8 @@ class NestedChecker:
                 continue
             if name not in files:
                 continue  # optional (files_missing said so)
-            document, found = self._document(clause, files[name])
+            path = files[name]
+            document, found = self._document(clause, path, (in_bundle or {}).get(path))
             problems += found
             if document is None:
                 unparsed = True
@@ -191,7 +203,7 @@ class NestedChecker:
         if not schema_failed and graph.problems:
             located = [_in_file(p, loaded) for p in graph.problems]
             return FilesCheck(True, tuple(problems + located), shown)
-        facts = Facts(self.program.ruleset.hashed.ruleset_hash, root)
+        facts = Facts(self.program.ruleset.hashed.ruleset_hash, root, files=self.files)
         ctx = Context(graph, facts)
         measured = frozenset(c.name.text for c in decl.documents if c.measured)
         subject = measured or frozenset(documents)
@@ -224,26 +236,27 @@ class NestedChecker:
         return self._schemas[clause]
 
     def _document(
-        self, clause: ast.DocumentClause, path: Path
+        self, clause: ast.DocumentClause, path: Path, relative: str | None
     ) -> tuple[Document | None, list[Diagnostic]]:
         """A document and its schema problems (or None and why it could not be read).
 
         A measured document is the subject of one check and is not kept: keeping every
         answer until the memo is full only gave the cyclic collector more to walk."""
         if clause.measured:
-            return self._load(clause, path)
+            return self._load(clause, path, relative)
         key = (clause.name.text, str(path))
         if key not in self._read:
             if len(self._read) > _SHARED_LIMIT:
                 self._read.clear()
-            self._read[key] = self._load(clause, path)
+            self._read[key] = self._load(clause, path, relative)
         return self._read[key]
 
     def _load(
-        self, clause: ast.DocumentClause, path: Path
+        self, clause: ast.DocumentClause, path: Path, relative: str | None
     ) -> tuple[Document | None, list[Diagnostic]]:
+        raw = None if relative is None else self._files.read(relative)
         try:
-            document = load_document(clause.name.text, path, clause.format.text)
+            document = load_document(clause.name.text, path, clause.format.text, raw)
         except RulecheckError as error:
             if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
                 raise

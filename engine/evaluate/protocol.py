@@ -22,6 +22,7 @@ from engine.bundle.protocol_bundle import (
 )
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.facts import BundleFiles
 from engine.evaluate.gates import CellError, TableResult, run_table
 from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
 from engine.evaluate.nested import NestedChecker
@@ -187,17 +188,20 @@ def _evaluate_protocol(
     optional = frozenset(d.name.text for d in protocol.documents if d.optional)
     graph_name = protocol.graph[0].text
     documents = dict(bundle.documents)
-    nested = NestedChecker(program, root).check
+    files = BundleFiles(root)  # read once for every rule and every nested check
+    nested = NestedChecker(program, root, files=files).check
     done: dict[str, TableResult] = {}
     for clause in protocol.documents:
         if clause.table is not None:
             document, table = derive_document(
-                program, graph_name, documents, clause, (root, nested)
+                program, graph_name, documents, clause, (root, nested, files)
             )
             documents[clause.name.text] = document
             done[table.name] = table
     bundle = dataclasses.replace(bundle, documents=documents)
-    graph = evaluate_documents(program, graph_name, documents, optional, root, nested, done, tables)
+    graph = evaluate_documents(
+        program, graph_name, documents, optional, root, nested, done, tables, files
+    )
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)
 
@@ -218,7 +222,7 @@ def derive_document(
     graph: str,
     documents: dict[str, Document],
     clause: ast.DocumentClause,
-    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any]],
+    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any], BundleFiles],
 ) -> tuple[Document, TableResult]:
     """`document NAME from table T`: T evaluated on the graph of the kinds it reads, built
     from the documents so far (the checker makes sure it reads nothing else); each row

@@ -763,8 +763,7 @@ def file_size(ctx: Context, relative: Any) -> int | None:
     """The byte count of a bundle file; null when it is absent or would leave the bundle."""
     if ctx.facts.root is None:
         raise EvaluationError("`file_size` reads files of a bundle: check it as a bundle")
-    raw = ctx.facts.file_bytes(_text(relative, "file_size"))
-    return None if raw is None else len(raw)
+    return ctx.facts.file_size(_text(relative, "file_size"))
 
 
 def contains(value: Any, part: Any) -> bool:
