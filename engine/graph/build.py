@@ -44,6 +44,7 @@ _SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
 
 _NONE: frozenset[Any] = frozenset()
 _NONE_TYPE = type(None)
+_DICT_CLASS = frozenset({dict})
 _TEXT_CLASS = frozenset({str})
 _MAX_PLANS = 256
 _PLAIN_TYPES: dict[tuple[str, bool], frozenset[Any]] = {
@@ -454,7 +455,7 @@ class _Builder:
         self, kind: KindSpec, spec: RecordsSpec, document: Any
     ) -> list[tuple[str, Any]]:
         found, value, reached = _lookup(document, spec.pointer)
-        if value.__class__ is list and all(record.__class__ is dict for record in value):
+        if value.__class__ is list and _DICT_CLASS.issuperset(map(type, value)):
             head = spec.pointer
             return [(f"{head}/{index}", record) for index, record in enumerate(value)]
         shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
@@ -688,6 +689,13 @@ def build_graph(
                 if value.__class__ is str:
                     target = reaches.get(value)
                     edges[node] = [] if target is None else [target]
+                elif value is None:
+                    edges[node] = []
+                elif value.__class__ is list:
+                    try:  # only a text is an id the index holds: any other item finds nothing
+                        edges[node] = [t for t in map(reaches.get, value) if t is not None]
+                    except TypeError:  # an item that cannot be hashed (a list or an object)
+                        edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
                 else:
                     edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
     _within_edges(spec, by_kind, attrs, containers, outgoing)
