@@ -33,7 +33,7 @@ class BundleFiles:
     few files read and parsed are kept (a campaign's files together would not fit)."""
 
     root: Path | None
-    _paths: dict[str, Path | None] = field(default_factory=dict)
+    _paths: dict[str, str | None] = field(default_factory=dict)
     _read: dict[str, bytes | None] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict)
     _digests: dict[str, tuple[str, int] | None] = field(default_factory=dict)
@@ -43,13 +43,14 @@ class BundleFiles:
         """A regular file inside the bundle; None when it is absent or would leave it."""
         if self.root is None:
             return None
-        found = self._paths.get(relative, _UNSEEN)
-        if found is _UNSEEN:
+        if relative not in self._paths:
             if not self._real_root:  # the bundle folder resolved once per evaluation
                 self._real_root.append(paths.real_root(self.root))
-            found = paths.regular_file(self.root, relative, self._real_root[0])
-            self._paths[relative] = found
-        return found  # type: ignore[return-value]
+            path = paths.regular_file(self.root, relative, self._real_root[0])
+            # kept as text: a Path object is several times the size, for every file
+            self._paths[relative] = None if path is None else str(path)
+        found = self._paths[relative]
+        return None if found is None else Path(found)
 
     def read(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits; None when
@@ -86,9 +87,6 @@ class BundleFiles:
         if relative not in self._digests:
             self.read(relative)
         return self._digests[relative]
-
-
-_UNSEEN = object()
 
 
 def _digest(raw: bytes | None) -> tuple[str, int] | None:
