@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,23 @@ def test_every_shipped_json_schema_compiles(name: str) -> None:
     from engine.bundle.jsonschemas import compiled_schema
 
     compiled_schema(name)
+
+
+@given(st.lists(st.sampled_from(["E1", "E2", "E10", "X1", "e1", "E1 ", "E01x", ""]), max_size=12))
+def test_a_pattern_that_remembers_its_matches_agrees_with_a_search(texts: list[str]) -> None:
+    schema = {"type": "array", "items": {"type": "string", "pattern": "^E[1-9][0-9]*$"}}
+    validate = compile_schema(schema)
+    expected = [i for i, text in enumerate(texts) if not re.search("^E[1-9][0-9]*$", text)]
+    for _ in range(2):  # the second pass meets every matched text remembered
+        found = [pointer for pointer, keyword, _message in validate(texts)]
+        assert found == [f"/{i}" for i in expected]
+
+
+def test_a_pattern_remembers_a_bounded_number_of_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.bundle import schemac
+
+    monkeypatch.setattr(schemac, "_MATCHED_KEPT", 2)
+    validate = compile_schema({"type": "array", "items": {"type": "string", "pattern": "^a"}})
+    texts = [f"a{i}" for i in range(10)] + ["b"] + ["a" * 1000]
+    assert [p for p, _k, _m in validate(texts)] == ["/10"]
+    assert [p for p, _k, _m in validate(texts)] == ["/10"]

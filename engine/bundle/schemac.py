@@ -117,6 +117,21 @@ def _unique(items: list[Any]) -> bool:
     return len(keys) == len(set(keys))
 
 
+# A pattern's verdict on a text never changes, and a bundle's texts repeat (ids, paths,
+# the same enum-like values in every answer): each pattern keeps the short texts it
+# matched, up to a bound, so that most checks are one set lookup instead of a search.
+_MATCHED_KEPT = 2048
+_MATCHED_CHARS = 256
+
+
+def _matched(pattern: re.Pattern[str], seen: set[str], text: str) -> bool:
+    if pattern.search(text) is None:
+        return False
+    if len(seen) < _MATCHED_KEPT and len(text) <= _MATCHED_CHARS:
+        seen.add(text)
+    return True
+
+
 class _Generator:
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
@@ -124,6 +139,7 @@ class _Generator:
             "_Decimal": Decimal,
             "_shown": _shown,
             "_unique": _unique,
+            "_matched": _matched,
             "_hashable": _hashable,
             "_P": _pointer,
             "_MISSING": object(),
@@ -285,8 +301,9 @@ class _Generator:
                     f"`pattern` is not a regular expression: {error}"
                 ) from None
             shown = json.dumps(schema["pattern"]).replace("'", "\\'")
+            seen = self.constant(set())
             checks += [
-                f"if {pattern}.search({x}) is None:",
+                f"if {x} not in {seen} and not _matched({pattern}, {seen}, {x}):",
                 f"    E.append((_P({p}), 'pattern', _shown({x}) + ' does not match `' + "
                 f"{shown!r} + '`'))",
             ]
