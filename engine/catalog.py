@@ -165,6 +165,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("UNUSED_CODE", "a reject code that no link rule uses"),
             ("GATE_UNREAD", "a gate that no decision, table or rule reads: it decides nothing"),
             (
+                "LINK_UNGATED",
+                "a link rule or budget that no admission gate or verdict of its graph's "
+                "protocols reads: a bundle that breaks it is reported and still admitted",
+            ),
+            (
                 "RULE_RUNS_NOWHERE",
                 "a rule that reads no kind, so runs on no graph and is never evaluated",
             ),

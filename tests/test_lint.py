@@ -47,6 +47,7 @@ USAGE_CODES = frozenset(
         "GATE_UNREAD",
         "RULE_RUNS_NOWHERE",
         "QUADRATIC_SCAN",
+        "LINK_UNGATED",
     }
 )
 
@@ -199,6 +200,16 @@ CASES = (
         "no decision, table or rule reads gate `orphan`: it decides nothing",
         7,
         6,
+        severity="warning",
+    ),
+    Case(
+        "link_ungated",
+        "LINK_UNGATED",
+        "no admission gate or verdict of a protocol of graph `inventory` reads link "
+        "`positive`: a bundle that breaks it is reported and still admitted",
+        9,
+        6,
+        "read it where the protocol decides, e.g. `require passed(positive)` in its admission gate",
         severity="warning",
     ),
     Case(

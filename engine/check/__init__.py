@@ -11,7 +11,7 @@ from engine.check.protocols import derived_problems, entries_off_graph
 from engine.check.symbols import SymbolTable, build_symbols, location, names_in
 from engine.check.transitions import check_transitions
 from engine.check.types import DeclInfo, TypeChecker
-from engine.check.usage import scan_warnings, usage_warnings
+from engine.check.usage import scan_warnings, ungated_warnings, usage_warnings
 from engine.errors import Diagnostic, sorted_diagnostics
 from engine.order import strong_components
 from engine.syntax import ast
@@ -79,6 +79,7 @@ def check_rules(
         diagnostics += disjoint
         failed = frozenset(d.rule for d in disjoint if d.rule)
         diagnostics += usage_warnings(symbols, infos, graphs, failed)
+        diagnostics += ungated_warnings(symbols, infos, graphs)
         for protocol in symbols.of_type(ast.ProtocolDecl).values():
             diagnostics += entries_off_graph(protocol, graphs)
             diagnostics += derived_problems(protocol, symbols, infos)

@@ -11,6 +11,7 @@ keyed lookup `having` finds the same records through an index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 
 from engine.check.symbols import SymbolTable, location, names_in
@@ -52,6 +53,52 @@ def usage_warnings(
             )
             warnings.append(_warning("RULE_RUNS_NOWHERE", message, decl))
     return warnings
+
+
+def ungated_warnings(
+    symbols: SymbolTable, infos: Mapping[str, DeclInfo], graphs: Mapping[str, frozenset[str]]
+) -> list[Diagnostic]:
+    """A LINK_UNGATED warning for each link rule and budget of a graph whose protocols
+    decide through an admission gate or a verdict, when no admission gate or verdict of
+    those protocols reads it, however indirectly: its violations are reported, and a
+    bundle that violates it is still admitted (`rulecheck check` exits 0)."""
+    deciding: dict[str, set[str]] = {}
+    for protocol in symbols.of_type(ast.ProtocolDecl).values():
+        roots = [entry.text for entry in (*protocol.admission, *protocol.verdict)]
+        for graph in protocol.graph:
+            if roots:
+                deciding.setdefault(graph.text, set()).update(_read_from(roots, infos))
+    warnings = []
+    for name, decl in symbols.declarations.items():
+        if not isinstance(decl, ast.LinkDecl | ast.BudgetDecl):
+            continue
+        decided = sorted(g for g in graphs.get(name, frozenset()) if g in deciding)
+        if decided and not any(name in deciding[g] for g in decided):
+            what = ast.declaration_kind(decl)
+            message = (
+                f"no admission gate or verdict of a protocol of graph `{decided[0]}` reads "
+                f"{what} `{name}`: a bundle that breaks it is reported and still admitted"
+            )
+            hint = (
+                f"read it where the protocol decides, e.g. `require passed({name})` in "
+                "its admission gate"
+            )
+            warning = _warning("LINK_UNGATED", message, decl)
+            warnings.append(dataclasses.replace(warning, hint=hint))
+    return warnings
+
+
+def _read_from(roots: list[str], infos: Mapping[str, DeclInfo]) -> set[str]:
+    """Every declaration the roots read, directly or through others, the roots included."""
+    seen: set[str] = set()
+    pending = list(roots)
+    while pending:
+        name = pending.pop()
+        if name not in seen:
+            seen.add(name)
+            info = infos.get(name)
+            pending += info.references if info is not None else ()
+    return seen
 
 
 def _warning(code: str, message: str, decl: ast.Declaration) -> Diagnostic:
