@@ -25,9 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from engine.check import CheckedRuleset
 from engine.errors import Diagnostic, Location
@@ -36,6 +34,9 @@ from engine.units import UNITS
 
 NodeKey = tuple[str, int]
 Edges = dict[NodeKey, list[NodeKey]]  # the edges of one label: from each node, the nodes reached
+if TYPE_CHECKING:  # networkx is imported when a command asks for the DiGraph, not per run
+    import networkx as nx
+
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _UNSCALED = Fraction(1)
 _SHOW_LIMIT = 40
@@ -222,6 +223,8 @@ class Graph:
     def nx_graph(self) -> nx.DiGraph:
         """The graph as a networkx DiGraph: node attributes, and edge `labels` (a set)."""
         if self._nx is None:
+            import networkx as nx
+
             graph = nx.DiGraph()
             graph.add_nodes_from(self.attrs.items())
             graph.add_edges_from(

@@ -1,0 +1,50 @@
+"""The graph as networkx sees it (`Graph.nx_graph`): the same nodes, attributes and
+labelled edges the evaluator reads, built only when asked for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from builders import make_answer, make_packet
+
+from engine.evaluate.program import compile_program
+from engine.graph.build import build_graph
+from engine.ruleset import load_ruleset
+
+RULES = Path(__file__).resolve().parent.parent / "rules"
+
+
+def test_the_networkx_graph_is_the_evaluated_graph() -> None:
+    program = compile_program(load_ruleset([RULES]))
+    documents = {"answer": make_answer("B"), "packet": make_packet(), "review": {"role": "B"}}
+    graph = build_graph(program.graph("answer"), documents)
+    exported = graph.nx_graph()
+    assert set(exported.nodes) == set(graph.attrs)
+    assert all(exported.nodes[node] == attrs for node, attrs in graph.attrs.items())
+    expected = {
+        (node, target, label)
+        for label, edges in graph.outgoing.items()
+        for node, targets in edges.items()
+        for target in targets
+    }
+    found = {(u, v, label) for u, v, data in exported.edges(data=True) for label in data["labels"]}
+    assert found == expected and expected  # the answer graph has edges: C -> E, ...
+    assert graph.nx_graph() is exported  # built once
+
+
+def test_networkx_is_not_imported_to_evaluate() -> None:
+    lint = f"sys.argv = ['rulecheck', 'lint', {str(RULES)!r}]"
+    script = "\n".join(
+        [
+            "import sys",
+            "from engine.cli import main",
+            lint,
+            "try:\n    main()\nexcept SystemExit:\n    pass",
+            "import engine.graph.build, engine.evaluate.nested",
+            "assert 'networkx' not in sys.modules, 'networkx was imported'",
+        ]
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
