@@ -101,7 +101,7 @@ def open_input(path: Path) -> BinaryIO:
         RulecheckError: exit 2 with `FILE_UNREADABLE`, `INPUT_NOT_REGULAR` or
             `INPUT_TOO_LARGE`, located at the file. No other exception escapes.
     """
-    handle = _open_regular(path)
+    handle, _size = _open_regular(path)
     try:
         os.set_blocking(handle, True)
         return os.fdopen(handle, "rb")
@@ -110,9 +110,10 @@ def open_input(path: Path) -> BinaryIO:
         raise
 
 
-def _open_regular(path: Path) -> int:
-    """A descriptor of `path` opened with `O_NONBLOCK`, once a stat before and a stat of
-    the open file both found a regular file within the size limit (see `open_input`)."""
+def _open_regular(path: Path) -> tuple[int, int]:
+    """A descriptor of `path` opened with `O_NONBLOCK` and the file's size, once a stat
+    before and a stat of the open file both found a regular file within the size limit
+    (see `open_input`)."""
     try:
         info = os.stat(path)
     except OSError as error:
@@ -134,7 +135,7 @@ def _open_regular(path: Path) -> int:
     except BaseException:
         os.close(handle)
         raise
-    return handle
+    return handle, opened.st_size
 
 
 def read_input(path: Path) -> bytes:
@@ -147,11 +148,11 @@ def read_input(path: Path) -> bytes:
             `INPUT_TOO_LARGE`, located at the file. No other exception escapes.
     """
     # Read through the descriptor, not a stream: a campaign reads thousands of small
-    # files, and a buffered stream's set-up costs as much as the read (O_NONBLOCK does not
-    # apply to a regular file, which the stat of the open file made sure this is).
-    handle = _open_regular(path)
+    # files, and a buffered stream's set-up costs as much as the read.
+    handle, size = _open_regular(path)
     try:
-        raw = _read_all(handle, os.fstat(handle).st_size)
+        os.set_blocking(handle, True)  # a regular file now: no read may fail with EAGAIN
+        raw = _read_all(handle, size)
     except OSError as error:
         raise os_error(path, error) from None
     finally:
