@@ -45,7 +45,8 @@ _TOKEN = re.compile(
 # After these names a `(` must follow on the same line: the grammar's lookahead for
 # quantifiers and aggregates skips whitespace but not comments.
 _CALL_KEYWORDS = frozenset(
-    {"all", "exists", "none", "median", "mean", "min", "max", "sum", "values"}
+    {"all", "exists", "none", "values", "mean", "min", "max", "sum"}
+    | {"median", "lower_quartile", "upper_quartile"}
 )
 
 

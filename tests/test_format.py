@@ -22,6 +22,11 @@ from engine.syntax import ast
 from engine.syntax.format import format_declaration, format_expr, format_rule_file
 from engine.syntax.parse import parse_text
 
+# The aggregates the grammar knows (test_the_aggregates_are_the_grammars keeps this true).
+AGGREGATES = frozenset(
+    {"median", "lower_quartile", "upper_quartile", "mean", "min", "max", "sum", "values"}
+)
+
 DATA = Path(__file__).parent / "data" / "format"
 GOLDEN = sorted(DATA.glob("*.rules"))
 # Files whose clauses the formatter reorders, so that comments travel with their clause.
@@ -360,7 +365,7 @@ def _exprs(draw: st.DrawFn, depth: int = 4, operators_only: bool = False) -> ast
         op = draw(st.sampled_from(["all", "exists", "none"]))
         return ast.Quantifier(op, draw(NAMES), sub(), maybe(), maybe())
     if form == "aggregate":
-        op = draw(st.sampled_from(["median", "mean", "min", "max", "sum", "values"]))
+        op = draw(st.sampled_from(sorted(AGGREGATES)))
         return ast.Aggregate(op, sub(), draw(NAMES), sub(), maybe())
     if form == "count":
         return ast.Count(draw(NAMES), sub(), maybe())
@@ -459,7 +464,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 # `all(`, `median(` ...: the grammar's look-ahead `(?=\s*\()` does not skip comments.
-_CALL_LIKE = {"all", "exists", "none", "median", "mean", "min", "max", "sum", "values"}
+_CALL_LIKE = {"all", "exists", "none"} | AGGREGATES
 _GAPS = [" ", "   ", "\n", "\n\n   ", "\t"]
 
 
@@ -527,3 +532,10 @@ def test_scrambled_golden_files_keep_their_comments(path: Path, seed: int) -> No
     assert _parse(formatted).declarations == _parse(expected).declarations
     assert _comment_texts(formatted) == _comment_texts(scrambled)
     assert _fmt(formatted) == formatted
+
+
+def test_the_aggregates_are_the_grammars() -> None:
+    grammar = (Path(__file__).resolve().parent.parent / "grammar" / "rules.lark").read_text()
+    found = re.search(r"^AGGREGATE\.\d+: /\(([a-z_|]+)\)", grammar, re.MULTILINE)
+    assert found is not None
+    assert frozenset(found.group(1).split("|")) == AGGREGATES
