@@ -16,12 +16,24 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.resources import engine_source_digest
 from engine.syntax.parsecache import enabled
 from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+
+
+def depends_on(*parts: str) -> str:
+    """The sha256 of what a verdict depends on besides its bytes: Python, marshal, every
+    engine source file and the `parts` the caller names (a grammar, a library's sources).
+    Callers compute it once per process."""
+    digest = hashlib.sha256()
+    for part in (sys.version, str(marshal.version), engine_source_digest()["sha256"], *parts):
+        digest.update(part.encode("utf-8") + b"\x00")
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

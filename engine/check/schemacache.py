@@ -15,13 +15,10 @@ and the schema compiled again. The validator that checks a bundle is always comp
 
 from __future__ import annotations
 
-import hashlib
-import marshal
-import sys
 from functools import cache
 
-from engine.resources import engine_source_digest, library_source_digest
-from engine.verdictcache import VerdictCache
+from engine.resources import library_source_digest
+from engine.verdictcache import VerdictCache, depends_on
 
 _FORMAT = "1"
 KEEP = 256
@@ -31,18 +28,7 @@ KEEP = 256
 def _versions() -> str:
     """sha256 of what a schema's compiling depends on besides its bytes. Read once per
     process."""
-    digest = hashlib.sha256()
-    parts = (
-        _FORMAT,
-        sys.version,
-        str(marshal.version),
-        engine_source_digest()["sha256"],
-        library_source_digest("yaml"),
-        library_source_digest("cerberus"),
-    )
-    for part in parts:
-        digest.update(part.encode("utf-8") + b"\x00")
-    return digest.hexdigest()
+    return depends_on(_FORMAT, library_source_digest("yaml"), library_source_digest("cerberus"))
 
 
 _CACHE = VerdictCache("schema-")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,11 +15,11 @@ from engine.check import check_rules
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.hashing import HashedRuleset, declaration_hashes, ruleset_hash
 from engine.limits import read_input
-from engine.resources import engine_source_digest, library_source_digest
+from engine.resources import library_source_digest
 from engine.syntax import ast, parsecache
 from engine.syntax.format import format_declaration
 from engine.syntax.parse import grammar_text, parse_text
-from engine.verdictcache import VerdictCache
+from engine.verdictcache import VerdictCache, depends_on
 
 _VERIFIED = VerdictCache("lock-")
 _VERIFIED_KEPT = 16
@@ -178,13 +176,7 @@ def verified_ruleset_hash(path: Path) -> str:
 
 @cache
 def _verification_depends() -> str:
-    parts = (
-        sys.version,
-        grammar_text(),
-        engine_source_digest()["sha256"],
-        library_source_digest("yaml"),
-    )
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    return depends_on(grammar_text(), library_source_digest("yaml"))
 
 
 def _entry_location(path: Path, index: int | None, field: str) -> Location:
