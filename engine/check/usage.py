@@ -11,7 +11,6 @@ keyed lookup `having` finds the same records through an index.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 
 from engine.check.symbols import SymbolTable, location, names_in
@@ -65,9 +64,10 @@ def ungated_warnings(
     deciding: dict[str, set[str]] = {}
     for protocol in symbols.of_type(ast.ProtocolDecl).values():
         roots = [entry.text for entry in (*protocol.admission, *protocol.verdict)]
-        for graph in protocol.graph:
-            if roots:
-                deciding.setdefault(graph.text, set()).update(_read_from(roots, infos))
+        if roots:
+            read = _read_from(roots, infos)
+            for graph in protocol.graph:
+                deciding.setdefault(graph.text, set()).update(read)
     warnings = []
     for name, decl in symbols.declarations.items():
         if not isinstance(decl, ast.LinkDecl | ast.BudgetDecl):
@@ -83,8 +83,7 @@ def ungated_warnings(
                 f"read it where the protocol decides, e.g. `require passed({name})` in "
                 "its admission gate"
             )
-            warning = _warning("LINK_UNGATED", message, decl)
-            warnings.append(dataclasses.replace(warning, hint=hint))
+            warnings.append(_warning("LINK_UNGATED", message, decl, hint))
     return warnings
 
 
@@ -101,9 +100,14 @@ def _read_from(roots: list[str], infos: Mapping[str, DeclInfo]) -> set[str]:
     return seen
 
 
-def _warning(code: str, message: str, decl: ast.Declaration) -> Diagnostic:
+def _warning(code: str, message: str, decl: ast.Declaration, hint: str | None = None) -> Diagnostic:
     return Diagnostic(
-        code, message, location(decl.name.span), severity="warning", rule=decl.name.text
+        code,
+        message,
+        location(decl.name.span),
+        hint=hint,
+        severity="warning",
+        rule=decl.name.text,
     )
 
 

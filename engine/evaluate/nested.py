@@ -121,12 +121,12 @@ class NestedChecker:
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            path = self._files.path(relative) if isinstance(relative, str) else None
-            if path is not None and isinstance(relative, str):
-                found[clause.name.text] = path
-                read[path] = relative
-            elif not clause.optional:
-                return _NOT_CHECKED
+            if not isinstance(relative, str) or (path := self._files.path(relative)) is None:
+                if not clause.optional:
+                    return _NOT_CHECKED
+                continue
+            found[clause.name.text] = path
+            read[path] = relative
         return self.check_files(decl, found, given, self.root, read)
 
     @property
