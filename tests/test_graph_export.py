@@ -22,7 +22,13 @@ def test_the_networkx_graph_is_the_evaluated_graph() -> None:
     graph = build_graph(program.graph("answer"), documents)
     exported = graph.nx_graph()
     assert set(exported.nodes) == set(graph.attrs)
-    assert all(exported.nodes[node] == attrs for node, attrs in graph.attrs.items())
+    for node, attrs in graph.attrs.items():
+        place = graph.place(node)
+        assert place is not None
+        assert exported.nodes[node] == {**attrs, "@document": place[0], "@pointer": place[1]}
+    claim = graph.by_kind["claim"][0]
+    assert graph.place(claim) == ("answer", "/final/claims/0")
+    assert graph.record(claim) is documents["answer"]["final"]["claims"][0]  # not a copy
     expected = {
         (node, target, label)
         for label, edges in graph.outgoing.items()

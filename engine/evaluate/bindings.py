@@ -32,19 +32,20 @@ def describe_binding(
         if name.startswith(_ELEMENT):
             owner, attribute, index = value
             owner_node = env.get(owner)
-            attrs = ctx.graph.attrs.get(owner_node, {}) if isinstance(owner_node, tuple) else {}
-            if attrs.get("@document") in subjects:
-                element = (attrs["@document"], f"{attrs['@pointer']}/{attribute}/{index}")
+            owned = ctx.graph.place(owner_node) if isinstance(owner_node, tuple) else None
+            if owned is not None and owned[0] in subjects:
+                element = (owned[0], f"{owned[1]}/{attribute}/{index}")
         elif isinstance(value, tuple) and value in ctx.graph.attrs:
-            attrs = ctx.graph.attrs[value]
-            if attrs.get("id") is not None:
-                ids.append(str(attrs["id"]))
-            elif attrs["@pointer"]:
-                ids.append(attrs["@pointer"])
-            place = (attrs["@document"], attrs["@pointer"])
-            innermost = place
-            if subject is None and place[0] in subjects:
-                subject = place
+            identity = ctx.graph.attrs[value].get("id")
+            place = ctx.graph.place(value)
+            if identity is not None:
+                ids.append(str(identity))
+            elif place is not None and place[1]:
+                ids.append(place[1])
+            if place is not None:
+                innermost = place
+                if subject is None and place[0] in subjects:
+                    subject = place
         else:
             ids.append(_scalar(value))
     document, pointer = element or subject or innermost or (None, None)

@@ -144,12 +144,12 @@ def _plain(value: Any) -> Any:
     return hashable(value) if isinstance(value, list | dict) else value
 
 
-def _content(values: dict[str, Any], skip: frozenset[str]) -> Any:
+def _content(values: dict[str, Any], record: dict[str, Any] | None, skip: frozenset[str]) -> Any:
     """What a redelivery repeats: every field of the record but its id, its key field and
-    its order (and the graph's own `@` entries): the record's fields as the node holds
-    them (a declared attribute's value as read), the others as the record has them."""
-    fields = {**values.get("@record", {}), **values}
-    return hashable({k: v for k, v in fields.items() if k not in skip and k[:1] != "@"})
+    its order: the record's fields as the node holds them (a declared attribute's value
+    as read), the others as the record has them."""
+    fields = {**(record or {}), **values}
+    return hashable({k: v for k, v in fields.items() if k not in skip})
 
 
 def replay(graph: Graph, spec: Machine) -> Replay:
@@ -183,7 +183,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
             content = (
                 tuple(_plain(values.get(field)) for field in spec.over)
                 if spec.over
-                else _content(values, skip)
+                else _content(values, graph.record(node), skip)
             )
             seen = keys.setdefault(hashable(key), content)
             if seen is not content:

@@ -820,8 +820,8 @@ def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
 def _record(ctx: Context, node: Any, what: str) -> tuple[int, bytes]:
     if node.__class__ is not tuple:
         raise EvaluationError(f"`{what}` needs a node, found {_shown(node)}")
-    attrs = ctx.graph.attrs[node]
-    found = ctx.facts.record(attrs["@document"], attrs["@pointer"])
+    place = ctx.graph.place(node)
+    found = None if place is None else ctx.facts.record(*place)
     if found is None:
         raise EvaluationError(f"`{what}`: the node was not read from a JSON Lines record")
     return found
@@ -836,8 +836,8 @@ def member_sha256(ctx: Context, node: Any) -> str:
     """The sha256 of the file of a many-file document that a node was read from."""
     if node.__class__ is not tuple:
         raise EvaluationError(f"`member_sha256` needs a node, found {_shown(node)}")
-    attrs = ctx.graph.attrs[node]
-    found = ctx.facts.member(attrs["@document"], attrs["@pointer"])
+    place = ctx.graph.place(node)
+    found = None if place is None else ctx.facts.member(*place)
     if found is None:
         raise EvaluationError(
             "`member_sha256`: the node was not read from a document of many files"

@@ -20,6 +20,7 @@ import datetime
 import json
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -184,6 +185,25 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     return GraphSpec(graph, tuple(kinds))
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive nodes of one kind read from one place of a document: the elements of a
+    list (`records` a list: node `start + i` is the record at `head/i`) or one record
+    (`records` that record, at `head`). A node's place and record are found from its run
+    when asked (a finding's location, a record's bytes): per node they would cost more
+    than its attributes."""
+
+    start: int
+    document: str
+    head: str
+    records: list[Any] | dict[str, Any]
+    declared: str  # the `records` pointer that found them, as declared (`/tasks/*/items`)
+
+
+_Runs = tuple[list[int], list[Run]]  # per kind: each run's start, and the runs
+_Found = tuple[str, "list[Any] | dict[str, Any]"]  # a run of records found, before numbering
+
+
 @dataclass(slots=True)
 class Graph:
     """One input's graph: nodes with attributes and labelled edges, held as the flat indexes
@@ -199,6 +219,8 @@ class Graph:
     outgoing: dict[str, Edges]
     # What the documents did not hold as the kinds declare (see the module docstring).
     problems: tuple[Diagnostic, ...] = ()
+    # Per kind, where its nodes were read from (see `place` and `record`).
+    runs: dict[str, _Runs] = field(default_factory=dict)
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
     _incoming: dict[str, Edges] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
@@ -220,18 +242,57 @@ class Graph:
             self._incoming[label] = found
         return found
 
+    def run_of(self, node: NodeKey) -> tuple[Run, int] | None:
+        """The run a node was read from and its position in it; None for a node the graph
+        was given rather than built from documents."""
+        found = self.runs.get(node[0])
+        if found is None:
+            return None
+        starts, runs = found
+        at = bisect_right(starts, node[1]) - 1
+        if at < 0:
+            return None
+        run = runs[at]
+        return run, node[1] - run.start
+
+    def place(self, node: NodeKey) -> tuple[str, str] | None:
+        """The document a node was read from and the JSON pointer of its record there."""
+        found = self.run_of(node)
+        if found is None:
+            return None
+        run, offset = found
+        if run.records.__class__ is list:
+            return run.document, f"{run.head}/{offset}"
+        return run.document, run.head
+
+    def record(self, node: NodeKey) -> dict[str, Any] | None:
+        """The whole record a node was read from (its members no rule reads included)."""
+        found = self.run_of(node)
+        if found is None:
+            return None
+        run, offset = found
+        records = run.records
+        return records[offset] if isinstance(records, list) else records
+
     def nx_graph(self) -> nx.DiGraph:
-        """The graph as a networkx DiGraph: node attributes, and edge `labels` (a set)."""
+        """The graph as a networkx DiGraph: node attributes, with the document and pointer
+        each node was read from as `@document` and `@pointer`, and edge `labels` (a set)."""
         if self._nx is None:
             import networkx as nx
 
             graph = nx.DiGraph()
-            graph.add_nodes_from(self.attrs.items())
+            graph.add_nodes_from((node, self._exported(node, a)) for node, a in self.attrs.items())
             graph.add_edges_from(
                 (u, v, {"labels": frozenset(ls)}) for (u, v), ls in self.labels().items()
             )
             self._nx = graph
         return self._nx
+
+    def _exported(self, node: NodeKey, attrs: dict[str, Any]) -> dict[str, Any]:
+        place = self.place(node)
+        if place is None:
+            return dict(attrs)
+        return {**attrs, "@document": place[0], "@pointer": place[1]}
 
     def labels(self) -> dict[tuple[NodeKey, NodeKey], set[str]]:
         """The labels of the edges from each node to each other, in the order the edges
@@ -423,8 +484,8 @@ class _Builder:
             message = f"the key `{key}` of kind `{kind.name}` must be text, found {describe(value)}"
             self.problem("KEY_INVALID", message, document, f"{pointer}/{escape_token(key)}")
 
-    def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[tuple[str, Any]]:
-        """The records a pointer finds, by pointer; every problem with them reported.
+    def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[_Found]:
+        """The records a pointer finds, as runs (see `Run`); every problem with them reported.
 
         A token `*` steps through every element of the list (or member of the object)
         found so far; the rest of the pointer is looked up in each."""
@@ -448,19 +509,16 @@ class _Builder:
             if not spec.optional:
                 self.problem("RECORDS_TYPE", message, spec.document, reached)
             return []
-        kept = []
+        kept: list[_Found] = []
         for step in steps:
             inner = RecordsSpec(spec.document, f"{head}/{step}{rest}", spec.optional)
             kept += self.records(kind, inner, document)
         return kept
 
-    def _records_at(
-        self, kind: KindSpec, spec: RecordsSpec, document: Any
-    ) -> list[tuple[str, Any]]:
+    def _records_at(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[_Found]:
         found, value, reached = _lookup(document, spec.pointer)
         if value.__class__ is list and _DICT_CLASS.issuperset(map(type, value)):
-            head = spec.pointer
-            return [(f"{head}/{index}", record) for index, record in enumerate(value)]
+            return [(spec.pointer, value)] if value else []
         shown = f"`{spec.pointer}`" if spec.pointer else 'the whole document (`""`)'
         where = f"{shown} of document `{spec.document}` (kind `{kind.name}`)"
         if not found or value is None:
@@ -488,7 +546,7 @@ class _Builder:
                 spec.pointer,
             )
             return []
-        kept = []
+        kept: list[_Found] = []
         for index, record in enumerate(value):
             pointer = f"{spec.pointer}/{index}"
             if isinstance(record, dict):
@@ -638,51 +696,87 @@ def build_graph(
     by_kind: dict[str, list[NodeKey]] = {}
     attrs: dict[NodeKey, dict[str, Any]] = {}
     ids: dict[str, dict[str, NodeKey]] = {}
-    containers: dict[NodeKey, tuple[str, str]] = {}  # node -> its `within` record
+    runs: dict[str, _Runs] = {}
     for kind in spec.kinds:
         keys: list[NodeKey] = []
         index: dict[str, NodeKey] = {}
-        fields = kind.fields
-        kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
+        starts: list[int] = []
+        kind_runs: list[Run] = []
         for records in kind.records:
             if records.document not in documents:
                 continue
             document = documents[records.document]
-            plain = records.document not in builder.unquoted  # no YAML scalar to re-check
-            for pointer, record in builder.records(kind, records, document):
-                node: NodeKey = (kind_name, len(keys))
-                # what the rules can read; a record with members no rule reads is not
-                # copied whole (it stays in its document, and in `@record`)
-                values = (
-                    dict(record)
-                    if len(record) <= width
-                    else {field: record[field] for field in fields if field in record}
-                )
-                node_id = values.get(key) if key else None
-                if key and node_id.__class__ is not str:
-                    builder.bad_key(kind, node_id, records.document, pointer)
-                for position in kind.plan(plain, values):
-                    attr = kind_attrs[position]
-                    value = values[attr.name]
-                    if plain and attr.category == "list" and _texts_only(value):
-                        continue
-                    at = f"{pointer}/{escape_token(attr.name)}"
-                    values[attr.name] = builder.attribute(
-                        kind, attr, value, records.document, at, node_id
-                    )
-                values["id"] = node_id
-                values["@document"] = records.document
-                values["@pointer"] = pointer
-                values["@record"] = record  # the whole record, shared, not copied
-                if kind.within is not None:
-                    containers[node] = (records.document, _container(records.pointer, pointer))
-                attrs[node] = values
-                keys.append(node)
-                if isinstance(node_id, str) and node_id not in index:
-                    index[node_id] = node
+            for head, found in builder.records(kind, records, document):
+                starts.append(len(keys))
+                kind_runs.append(Run(len(keys), records.document, head, found, records.pointer))
+                _add_nodes(builder, kind, records.document, (head, found), (keys, attrs, index))
         by_kind[kind.name] = keys
         ids[kind.name] = index
-    outgoing: dict[str, Edges] = {}
+        if kind_runs:
+            runs[kind.name] = (starts, kind_runs)
+    graph = Graph(by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs)
+    _edges(spec, graph)
+    _within_edges(spec, graph)
+    return graph
+
+
+def _add_nodes(
+    builder: _Builder,
+    kind: KindSpec,
+    document: str,
+    found: _Found,
+    into: tuple[list[NodeKey], dict[NodeKey, dict[str, Any]], dict[str, NodeKey]],
+) -> None:
+    """The nodes of one run of records. A node's attributes are its record itself when the
+    record holds them as the graph does (no member to convert, no other member, the key
+    named `id`); else a copy of the members the rules can read, converted, with `id`."""
+    keys, attrs, index = into
+    head, records = found
+    listed = records.__class__ is list
+    plain = document not in builder.unquoted  # no YAML scalar to re-check
+    fields = kind.fields
+    kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
+    keeps_id = key == "id"
+    for offset, record in enumerate(records if listed else (records,)):
+        node: NodeKey = (kind_name, len(keys))
+        values = (
+            record
+            if len(record) <= width
+            else {field: record[field] for field in fields if field in record}
+        )
+        node_id = values.get(key) if key else None
+        if key and node_id.__class__ is not str:
+            builder.bad_key(kind, node_id, document, _at(head, listed, offset))
+        for position in kind.plan(plain, values):
+            attr = kind_attrs[position]
+            value = values[attr.name]
+            if plain and attr.category == "list" and _texts_only(value):
+                continue
+            at = f"{_at(head, listed, offset)}/{escape_token(attr.name)}"
+            held = builder.attribute(kind, attr, value, document, at, node_id)
+            if held is not value:
+                if values is record:
+                    values = dict(record)
+                values[attr.name] = held
+        if not keeps_id and (key is not None or "id" in values):
+            if values is record:
+                values = dict(record)
+            values["id"] = node_id
+        attrs[node] = values
+        keys.append(node)
+        if node_id.__class__ is str and node_id not in index:
+            index[node_id] = node
+
+
+def _at(head: str, listed: bool, offset: int) -> str:
+    """The pointer of a run's record `offset` (made only where a problem needs it)."""
+    return f"{head}/{offset}" if listed else head
+
+
+def _edges(spec: GraphSpec, graph: Graph) -> None:
+    """Every declared edge: per label, from each node of a kind with it, the nodes its
+    field's ids reach."""
+    by_kind, attrs, ids, outgoing = graph.by_kind, graph.attrs, graph.ids, graph.outgoing
     for kind in spec.kinds:
         for label, targets in kind.edges:
             reaches = _first_match(ids, targets)
@@ -701,8 +795,6 @@ def build_graph(
                         edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
                 else:
                     edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
-    _within_edges(spec, by_kind, attrs, containers, outgoing)
-    return Graph(by_kind, attrs, ids, outgoing, problems=tuple(builder.problems))
 
 
 def _first_match(
@@ -735,22 +827,19 @@ def _container(declared: str, found: str) -> str:
     return "/".join(found.split("/")[: steps + 1])
 
 
-def _within_edges(
-    spec: GraphSpec,
-    by_kind: Mapping[str, list[NodeKey]],
-    attrs: Mapping[NodeKey, Mapping[str, Any]],
-    containers: Mapping[NodeKey, tuple[str, str]],
-    outgoing: dict[str, Edges],
-) -> None:
+def _within_edges(spec: GraphSpec, graph: Graph) -> None:
     """The `within` edge of every node of a `within KIND` kind, to the node of KIND built
     from the record that holds its record."""
     for kind in spec.kinds:
         if kind.within is None:
             continue
-        at = {
-            (attrs[n]["@document"], attrs[n]["@pointer"]): n for n in by_kind.get(kind.within, [])
-        }
-        edges = outgoing.setdefault("within", {})
-        for node in by_kind[kind.name]:
-            target = at.get(containers[node])
+        at = {graph.place(n): n for n in graph.by_kind.get(kind.within, [])}
+        edges = graph.outgoing.setdefault("within", {})
+        for node in graph.by_kind[kind.name]:
+            found = graph.run_of(node)
+            assert found is not None  # a node the builder made
+            run, offset = found
+            pointer = _at(run.head, run.records.__class__ is list, offset)
+            container = (run.document, _container(run.declared, pointer))
+            target = at.get(container)
             edges[node] = [target] if target is not None else []

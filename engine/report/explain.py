@@ -398,14 +398,16 @@ class _Explainer:
         """The input records whose id is one of `ids`, located in their files."""
         wanted = set(ids)
         records = []
-        for attrs in self.ctx.graph.attrs.values():
+        for node, attrs in self.ctx.graph.attrs.items():
             identity = attrs.get("id")
             if identity is None or str(identity) not in wanted:
                 continue
-            document = attrs.get("@document")
-            pointer = attrs.get("@pointer", "")
-            loaded = self.found.bundle.documents.get(document) if document else None
-            if loaded is None or document is None:
+            place = self.ctx.graph.place(node)
+            if place is None:
+                continue
+            document, pointer = place
+            loaded = self.found.bundle.documents.get(document)
+            if loaded is None:
                 continue
             where = loaded.locate(pointer)
             records.append(Record(str(identity), document, where.file, where.line, pointer))
