@@ -332,6 +332,50 @@ def test_a_long_metric_text_is_held_only_until_the_next_one_and_stays_right() ->
         ).declarations[0]
         found.append(compiler.expr(probe.value)(ctx, env))  # type: ignore[union-attr]
     assert found == [texts["a"] * 2, texts["b"] * 2, "zz", texts["a"] * 2]
-    held = [v for v in ctx.memo.values() if isinstance(v, str) and len(v) > LONG_TEXT]
+    table = ctx.memo["doubled"]  # the metric's own memo table
+    held = [v for v in table.values() if isinstance(v, str) and len(v) > LONG_TEXT]
     assert held == [texts["a"] * 2]  # the last long text only; the short one is kept too
-    assert "zz" in ctx.memo.values()
+    assert "zz" in table.values()
+
+
+MEMO_RULES = """ruleset r version "1"
+kind event of trace
+  records trace ""
+  key id
+  attr text: text
+metric same_text(a: event, b: event) = a.text == b.text
+metric shouted(e: event) = concat(e.text, "!")
+"""
+
+
+def test_a_metric_of_comparisons_only_is_computed_not_memoised_and_others_by_argument() -> None:
+    """A metric of attribute reads and comparisons costs less than its memo entry, which a
+    call per pair of records would hold for the whole evaluation: it is computed each time.
+    Any other metric has one memo table, keyed by its argument (a node) itself."""
+    from engine.check import check_rules
+    from engine.evaluate.compile import Compiler, Context
+    from engine.graph.build import Graph
+    from engine.syntax.parse import parse_text
+
+    checked = check_rules([parse_text(MEMO_RULES, "r.rules")])
+    assert checked.ok, checked.diagnostics
+    texts = ["a", "a", "b"]
+    graph = Graph(
+        {"event": [("event", i) for i in range(len(texts))]},
+        {("event", i): {"id": f"e{i}", "text": t} for i, t in enumerate(texts)},
+        {},
+        {},
+    )
+    ctx = Context(graph)
+    env = {"x": ("event", 0), "y": ("event", 1), "z": ("event", 2)}
+    compiler = Compiler(checked)
+
+    def probe(expression: str) -> object:
+        text = f'ruleset q version "1"\nconst probe = {expression}\n'
+        decl = parse_text(text, "q.rules").declarations[0]
+        return compiler.expr(decl.value)(ctx, env)  # type: ignore[union-attr]
+
+    assert [probe("same_text(x, y)"), probe("same_text(x, z)")] == [True, False]
+    assert "same_text" not in ctx.memo
+    assert probe("shouted(z)") == "b!" and probe("shouted(z)") == "b!"
+    assert ctx.memo["shouted"] == {("event", 2): "b!"}

@@ -100,6 +100,43 @@ def _singleton(node: ast.Expr) -> str | None:
     return None
 
 
+# What a metric's body may hold and still cost less to compute than to memoise: reads of
+# its parameters' attributes, literals, names, comparisons and logic; no call, loop,
+# navigation or arithmetic (exact fractions add in microseconds).
+_CHEAP_EXPRESSIONS = (
+    ast.Number,
+    ast.String,
+    ast.Bool,
+    ast.Null,
+    ast.Name,
+    ast.Attribute,
+    ast.Unary,
+    ast.BoolOp,
+    ast.Conditional,
+)
+_CHEAP_OPERATORS = ast.COMPARISONS | {"in", "not in"}
+
+
+def _cheaper_than_its_memo(body: ast.Expr) -> bool:
+    """Whether a metric body is only attribute reads, literals, comparisons and logic: such a body
+    costs less than its memo key and look-up, and a memo entry per call of it (once per
+    pair of records, say) would be held for the whole evaluation and never read again."""
+    pending: list[Any] = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, tuple):
+            pending.extend(node)
+        elif isinstance(node, ast.Ident | str | int | Fraction | bool | None):
+            continue
+        elif isinstance(node, ast.Binary) and node.op in _CHEAP_OPERATORS:
+            pending += [node.left, node.right]
+        elif not isinstance(node, _CHEAP_EXPRESSIONS):
+            return False
+        else:
+            pending.extend(getattr(node, name) for name in ast.child_fields(type(node)))
+    return True
+
+
 def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
@@ -294,18 +331,24 @@ class Compiler:
             body = self._e(decl.body, scope)
         finally:
             self._free = free
-        if params:  # a metric is a pure function of the input and its arguments: memoise
-            key = f"({name!r}{args},)"
+        if params and _cheaper_than_its_memo(decl.body):
+            source = f"def {function}(ctx{args}):\n    {_PREAMBLE}\n    return {body}\n"
+        elif params:  # a metric is a pure function of the input and its arguments: memoise
+            # One table per metric, keyed by the argument itself when there is one: a key
+            # tuple per call, the metric's name in each, was most of a large memo.
+            key = f"({args[2:]},)" if len(params) > 1 else args[2:]
             # A miss is looked up with get(): raising KeyError on every first call of a
             # metric computed once per record costs more than the look-up itself.
             source = (
-                f"def {function}(ctx{args}):\n    memo = ctx.memo; key = {key}\n"
+                f"def {function}(ctx{args}):\n    memo = ctx.memo.get({name!r})\n"
+                f"    if memo is None:\n        memo = ctx.memo[{name!r}] = {{}}\n"
+                f"    key = {key}\n"
                 f"    try:\n        value = memo.get(key, _missing)\n"
                 f"    except TypeError:\n        {_PREAMBLE}\n        return {body}\n"
                 f"    if value is not _missing:\n        return value\n"
                 f"    {_PREAMBLE}\n    value = {body}\n"
                 f"    if value.__class__ is str:\n"
-                f"        return _remember(memo, {name!r}, key, value)\n"
+                f"        return _remember(memo, key, value)\n"
                 f"    memo[key] = value\n    return value\n"
             )
         else:  # a metric without parameters is a pure function of the input: compute once

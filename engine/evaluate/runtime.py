@@ -100,15 +100,17 @@ def _ordered(items: Iterable[Any]) -> list[Any]:
 LONG_TEXT = 4096
 
 
-def remember(memo: dict[Any, Any], metric: str, key: Any, value: Any) -> Any:
-    """Memoise `value` as metric `metric`'s value for `key`, a long text only until the
-    next long text of the same metric; returns `value`."""
+_LONG = object()  # a metric table's entry naming its long text's key: never an argument
+
+
+def remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Memoise `value` in a metric's table as its value for `key`, a long text only until
+    the next long text of the same metric; returns `value`."""
     if value.__class__ is str and len(value) > LONG_TEXT:
-        slot = ("@long", metric)  # never a metric's key: those start with the metric's name
-        previous = memo.get(slot)
-        if previous is not None:
+        previous = memo.get(_LONG, _LONG)
+        if previous is not _LONG:
             memo.pop(previous, None)
-        memo[slot] = key
+        memo[_LONG] = key
     memo[key] = value
     return value
 
