@@ -335,25 +335,8 @@ def _construct(loader: _StrictLoader, root: yaml.Node) -> Any:
     (`_Scan.plain_keys`): texts, mappings and lists built directly, other values by
     PyYAML's constructor. Where that raises, the document is built again by PyYAML alone,
     so the error is the one it always gave (it builds in another order)."""
-
-    names: dict[str, str] = {}  # libyaml makes a text per key written: one per name is kept
-
-    def name(node: yaml.Node) -> Any:
-        key = build(node)
-        return names.setdefault(key, key) if key.__class__ is str else key
-
-    def build(node: yaml.Node) -> Any:
-        tag = node.tag
-        if tag == _STR_TAG and node.__class__ is yaml.ScalarNode:
-            return node.value
-        if tag == _MAP_TAG and node.__class__ is yaml.MappingNode:
-            return {name(key): build(value) for key, value in node.value}
-        if tag == _SEQ_TAG and node.__class__ is yaml.SequenceNode:
-            return [build(item) for item in node.value]
-        return loader.construct_object(node, deep=True)
-
     try:
-        data = build(root)
+        data = _TreeBuilder(loader).build(root)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, IndexError, KeyError):
         loader.constructed_objects = {}
         loader.recursive_objects = {}
@@ -362,6 +345,33 @@ def _construct(loader: _StrictLoader, root: yaml.Node) -> Any:
         return loader.construct_document(root)
     loader.constructed_objects = {}
     return data
+
+
+class _TreeBuilder:
+    """The values of a node tree (see `_construct`). A class, not nested functions: a
+    function that calls itself through its closure is a reference cycle, and the cycle
+    would hold the loader and its copy of the file's text until the cyclic collector runs,
+    which it does not while a bundle loads (engine/gcpolicy.py)."""
+
+    __slots__ = ("loader", "names")
+
+    def __init__(self, loader: _StrictLoader) -> None:
+        self.loader = loader
+        self.names: dict[str, str] = {}  # libyaml makes a text per key written: one per name
+
+    def name(self, node: yaml.Node) -> Any:
+        key = self.build(node)
+        return self.names.setdefault(key, key) if key.__class__ is str else key
+
+    def build(self, node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR_TAG and node.__class__ is yaml.ScalarNode:
+            return node.value
+        if tag == _MAP_TAG and node.__class__ is yaml.MappingNode:
+            return {self.name(key): self.build(value) for key, value in node.value}
+        if tag == _SEQ_TAG and node.__class__ is yaml.SequenceNode:
+            return [self.build(item) for item in node.value]
+        return self.loader.construct_object(node, deep=True)
 
 
 def yaml_positions(root: yaml.Node) -> dict[str, tuple[int, int]]:
