@@ -22,7 +22,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -114,10 +114,25 @@ class KindSpec:
     _plans: dict[tuple[Any, ...], tuple[int, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
+    # `held_as_read`, generated when the kind's first record is read.
+    _held: list[Callable[[dict[str, Any]], bool]] = field(
+        default_factory=list, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _fields(self))
         object.__setattr__(self, "attr_names", tuple(attr.name for attr in self.attrs))
+
+    @property
+    def held_as_read(self) -> Callable[[dict[str, Any]], bool]:
+        """The test of whether a record of a plain document holds every declared attribute
+        as the graph holds it: each one absent, null or a plain value of its type (text, a
+        boolean, an integer of an unscaled number, a list of texts), nothing to convert or
+        to report. The common case, decided by code generated for the kind, one test per
+        attribute; any other record is looked at attribute by attribute (`plan`)."""
+        if not self._held:
+            self._held.append(_held_as_read(self.attrs))
+        return self._held[0]
 
     def plan(self, plain: bool, values: dict[str, Any]) -> tuple[int, ...]:
         """The indexes (into `attrs`) of the attributes of a record's `values` that are
@@ -135,6 +150,34 @@ class KindSpec:
             if len(self._plans) < _MAX_PLANS:  # a hostile file's many shapes stay bounded
                 self._plans[shape] = found
         return found
+
+
+def _held_as_read(attrs: tuple[AttrSpec, ...]) -> Callable[[dict[str, Any]], bool]:
+    """The test `KindSpec.held_as_read` of a kind with these attributes."""
+    lines = ["def held_as_read(values):", "    get = values.get"]
+    for attr in attrs:
+        read = f"get({attr.name!r})"
+        if attr.category == "any":
+            continue
+        if attr.category == "list":
+            lines += [
+                f"    value = {read}",
+                "    if value is not None and (value.__class__ is not list"
+                " or not TEXTS.issuperset(map(type, value))): return False",
+            ]
+        elif attr.plain_types:  # one class of plain values: text, a boolean, an integer
+            (cls,) = attr.plain_types
+            lines += [
+                f"    value = {read}",
+                f"    if value is not None and value.__class__ is not {cls.__name__}: return False",
+            ]
+        else:  # a scaled number, or a decimal written as text: always converted
+            lines.append(f"    if {read} is not None: return False")
+    lines.append("    return True")
+    namespace: dict[str, Any] = {"TEXTS": _TEXT_CLASS}
+    exec(compile("\n".join(lines) + "\n", "<rulecheck kind>", "exec"), namespace)
+    function: Callable[[dict[str, Any]], bool] = namespace["held_as_read"]
+    return function
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,6 +780,7 @@ def _add_nodes(
     fields = kind.fields
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     keeps_id = key == "id"
+    held_as_read = kind.held_as_read
     for offset, record in enumerate(records if listed else (records,)):
         node: NodeKey = (kind_name, len(keys))
         values = (
@@ -747,17 +791,18 @@ def _add_nodes(
         node_id = values.get(key) if key else None
         if key and node_id.__class__ is not str:
             builder.bad_key(kind, node_id, document, _at(head, listed, offset))
-        for position in kind.plan(plain, values):
-            attr = kind_attrs[position]
-            value = values[attr.name]
-            if plain and attr.category == "list" and _texts_only(value):
-                continue
-            at = f"{_at(head, listed, offset)}/{escape_token(attr.name)}"
-            held = builder.attribute(kind, attr, value, document, at, node_id)
-            if held is not value:
-                if values is record:
-                    values = dict(record)
-                values[attr.name] = held
+        if not (plain and held_as_read(values)):
+            for position in kind.plan(plain, values):
+                attr = kind_attrs[position]
+                value = values[attr.name]
+                if plain and attr.category == "list" and _texts_only(value):
+                    continue
+                at = f"{_at(head, listed, offset)}/{escape_token(attr.name)}"
+                held = builder.attribute(kind, attr, value, document, at, node_id)
+                if held is not value:
+                    if values is record:
+                        values = dict(record)
+                    values[attr.name] = held
         if not keeps_id and (key is not None or "id" in values):
             if values is record:
                 values = dict(record)
