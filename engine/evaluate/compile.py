@@ -11,7 +11,9 @@ kinds all come from the rules.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection
+import re
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -53,6 +55,23 @@ _AGGREGATES["lower_quartile"] = "_lower_quartile"
 _AGGREGATES["upper_quartile"] = "_upper_quartile"
 # A builtin with a run-time function compiles to a plain call of it.
 _SIMPLE_BUILTINS = {b.name: f"_{b.runtime}" for b in BUILTINS if b.runtime is not None}
+
+
+# Generated code that reads a value without side effects or cost: a local, or an attribute
+# of a node's attributes (safe to evaluate twice).
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.get\('[A-Za-z_][A-Za-z0-9_]*'\))?")
+
+
+def _is_id_set(node: ast.Expr, symbols: Any) -> bool:
+    """Whether an expression is `ids(KIND)` of the builtin (a frozenset of texts)."""
+    return (
+        isinstance(node, ast.Call)
+        and node.func == "ids"
+        and node.func not in symbols.metrics
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in symbols.kinds
+    )
 
 
 def _env_code(entries: list[str]) -> str:
@@ -153,6 +172,7 @@ class Compiler:
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
             "_NO_EDGES": {},  # a label no kind of this graph declares: no edges, never written
+            "_EMPTY": runtime.EMPTY,
             "_missing": object(),  # not memoised yet: no value of the language is this object
         }
         self._counter = itertools.count()
@@ -162,6 +182,9 @@ class Compiler:
         # once per binding, not once per attribute read).
         self._node_attrs: dict[str, str] = {}
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
+        # Per function being generated (a stack: a metric is generated on its first use,
+        # inside another function), its look-ups in the graph computed once at its start.
+        self._hoisted: list[dict[str, str]] = []
         self._empty = Context(Graph({}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
@@ -185,11 +208,13 @@ class Compiler:
         constant, kind or gate of the same name, as it does for the type checker."""
         self._free = frozenset(bound)
         try:
-            body = self._e(node, {})
+            with self._function_scope():
+                body = self._e(node, {})
+                preamble = self._preamble(body)
         finally:
             self._free = frozenset()
         name = f"expr_{next(self._counter)}"
-        source = f"def {name}(ctx, env):\n    {_PREAMBLE}\n    return {body}\n"
+        source = f"def {name}(ctx, env):\n    {preamble}\n    return {body}\n"
         function: Compiled = self._define(name, source)
         return function
 
@@ -212,7 +237,8 @@ class Compiler:
         """
         self._free = frozenset(bound)
         try:
-            return self._rule_function(name, bindings, body)
+            with self._function_scope():
+                return self._rule_function(name, bindings, body)
         finally:
             self._free = frozenset()
             # binding variables are named by depth and so repeat from rule to rule: what
@@ -226,7 +252,7 @@ class Compiler:
         bindings: tuple[ast.Binding, ...],
         body: Callable[[dict[str, str], str, str], list[str]] | None,
     ) -> RuleRun:
-        lines = [f"def {name}(ctx, env, sink, failed, errors):", f"    {_PREAMBLE}", "    n = 0"]
+        lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
         scope: dict[str, str] = {}
         entries: list[str] = []
         indent = "    "
@@ -268,6 +294,7 @@ class Compiler:
         env = _env_code(entries)
         lines += body(scope, env, indent) if body is not None else [f"{indent}sink({env})"]
         lines.append("    return n")
+        lines[1] = f"    {self._preamble(chr(10).join(lines))}"
         function: RuleRun = self._define(name, "\n".join(lines) + "\n")
         return function
 
@@ -311,6 +338,43 @@ class Compiler:
         exec(code, self._namespace)
         return self._namespace[name]
 
+    def _is_node_local(self, code: str) -> bool:
+        """Whether generated code is a variable that always holds a node."""
+        return code in self._node_locals or code in self._node_attrs
+
+    def _graph_constant(self, code: str) -> str:
+        """`code`, a look-up in the graph that reads no variable and cannot fail (a kind's
+        nodes, its ids, a label's edges), as a local computed once at the start of the
+        function being generated rather than wherever a loop evaluates it."""
+        if not self._hoisted:
+            return code
+        table = self._hoisted[-1]
+        local = table.get(code)
+        if local is None:
+            local = table[code] = f"H{len(table)}"
+        return local
+
+    @contextmanager
+    def _function_scope(self) -> Iterator[None]:
+        """Generating one function: the look-ups hoisted out of its body (see
+        `_graph_constant`) are its own, and forgotten after it."""
+        depth = len(self._hoisted)
+        self._hoisted.append({})
+        try:
+            yield
+        finally:
+            del self._hoisted[depth:]
+
+    def _preamble(self, body: str) -> str:
+        """The first line of a generated function: the graph's tables as locals, then the
+        look-ups hoisted out of its `body` that it uses (code generated only to be
+        compared, or replaced, is not computed)."""
+        table = self._hoisted[-1]
+        used = set(re.findall(r"\bH[0-9]+\b", body))
+        return _PREAMBLE + "".join(
+            f"; {local} = {code}" for code, local in table.items() if local in used
+        )
+
     def _literal(self, value: Any) -> str:
         name = f"L{next(self._counter)}"
         self._namespace[name] = value
@@ -328,11 +392,13 @@ class Compiler:
         args = "".join(f", p_{p}" for p in params)
         free, self._free = self._free, frozenset()  # a metric reads only its parameters
         try:
-            body = self._e(decl.body, scope)
+            with self._function_scope():
+                body = self._e(decl.body, scope)
+                preamble = self._preamble(body)
         finally:
             self._free = free
         if params and _cheaper_than_its_memo(decl.body):
-            source = f"def {function}(ctx{args}):\n    {_PREAMBLE}\n    return {body}\n"
+            source = f"def {function}(ctx{args}):\n    {preamble}\n    return {body}\n"
         elif params:  # a metric is a pure function of the input and its arguments: memoise
             # One table per metric, keyed by the argument itself when there is one: a key
             # tuple per call, the metric's name in each, was most of a large memo.
@@ -344,9 +410,9 @@ class Compiler:
                 f"    if memo is None:\n        memo = ctx.memo[{name!r}] = {{}}\n"
                 f"    key = {key}\n"
                 f"    try:\n        value = memo.get(key, _missing)\n"
-                f"    except TypeError:\n        {_PREAMBLE}\n        return {body}\n"
+                f"    except TypeError:\n        {preamble}\n        return {body}\n"
                 f"    if value is not _missing:\n        return value\n"
-                f"    {_PREAMBLE}\n    value = {body}\n"
+                f"    {preamble}\n    value = {body}\n"
                 f"    if value.__class__ is str:\n"
                 f"        return _remember(memo, key, value)\n"
                 f"    memo[key] = value\n    return value\n"
@@ -354,7 +420,7 @@ class Compiler:
         else:  # a metric without parameters is a pure function of the input: compute once
             source = (
                 f"def {function}(ctx):\n    memo = ctx.memo\n"
-                f"    if {name!r} not in memo:\n        {_PREAMBLE}\n"
+                f"    if {name!r} not in memo:\n        {preamble}\n"
                 f"        memo[{name!r}] = {body}\n    return memo[{name!r}]\n"
             )
         self._define(function, source)
@@ -439,8 +505,13 @@ class Compiler:
                 return f"_attr(A, {target}, {node.name!r})"
             case ast.Navigate():
                 label = repr(node.label)
-                edges = f"OUT.get({label}, _NO_EDGES)" if node.outgoing else f"G.incoming({label})"
-                return f"_navigate({edges}, {self._e(node.target, scope)})"
+                edges = self._graph_constant(
+                    f"OUT.get({label}, _NO_EDGES)" if node.outgoing else f"G.incoming({label})"
+                )
+                target = self._e(node.target, scope)
+                if self._is_node_local(target):  # `navigate`'s node case, inlined
+                    return f"{edges}.get({target}, _EMPTY)"
+                return f"_navigate({edges}, {target})"
             case ast.Call():
                 return self._call(node, scope)
             case ast.Quantifier():
@@ -502,7 +573,7 @@ class Compiler:
             self.constant(node.id)
             return f"C_{node.id}"
         if isinstance(decl, ast.KindDecl):
-            return f"K.get({node.id!r}, ())"
+            return self._graph_constant(f"K.get({node.id!r}, ())")
         if isinstance(decl, ast.GateDecl):
             return f"_gate(ctx, {node.id!r})"
         return f"_bound(env, {node.id!r})"
@@ -528,18 +599,20 @@ class Compiler:
             return f"_gate(ctx, {first.id!r})"
         match node.func:
             case "ids" if isinstance(first, ast.Name) and first.id in self.symbols.kinds:
-                return f"G.id_set({first.id!r})"
+                return self._graph_constant(f"G.id_set({first.id!r})")
             case "ids":
                 return f"_node_ids(A, {args[0]})"
             case "union" if node.args and all(self._is_kind(arg, scope) for arg in node.args):
                 kinds = tuple(arg.id for arg in node.args if isinstance(arg, ast.Name))
-                return f"G.kinds_union({kinds!r})"
+                return self._graph_constant(f"G.kinds_union({kinds!r})")
             case "union":
                 return f"_union({', '.join(args)})"
             case "of_kind":
                 kind = node.args[1]
                 assert isinstance(kind, ast.Name)
                 return f"_of_kind({args[0]}, {kind.id!r})"
+            case "id_count" if self._is_node_local(args[0]):
+                return f"G.id_count({args[0]})"
             case "id_count":
                 return f"_id_count(G, {args[0]})"
             case "next_by":
@@ -589,6 +662,13 @@ class Compiler:
                 return f"({left} == {right})" if plain else f"_eq({left}, {right})"
             case "!=":
                 return f"({left} != {right})" if plain else f"(not _eq({left}, {right}))"
+            case "in" | "not in" if _is_id_set(node.right, self.symbols) and _SIMPLE.match(left):
+                # a kind's ids are texts: a text needle is looked up as it is (`member`'s
+                # common case, inlined); anything else goes through `member`
+                found = (
+                    f"({left} in {right} if {left}.__class__ is str else _member({left}, {right}))"
+                )
+                return found if node.op == "in" else f"(not {found})"
             case "in":
                 return f"_member({left}, {right})"
             case "not in":
