@@ -122,6 +122,7 @@ class TypeChecker:
         self._ambiguous: dict[tuple[str, ...], str] = {}
         self._passable_rules: frozenset[str] | None = None
         self._edges_by_label: dict[str, list[tuple[str, frozenset[str]]]] | None = None
+        self._attrs_of: dict[str, dict[str, ast.AttrDecl]] = {}  # per kind, by name
 
     def _edges_labelled(self, label: str) -> list[tuple[str, frozenset[str]]]:
         """Each edge `label` as (the kind it leaves, the kinds it enters). Indexed once:
@@ -518,7 +519,9 @@ class TypeChecker:
             declared = self.symbols.kinds.get(kind)
             if declared is None:  # an edge to an undeclared kind, reported at the edge
                 return ANY
-            attrs = {a.name.text: a for a in declared.attrs}
+            attrs = self._attrs_of.get(kind)
+            if attrs is None:
+                attrs = self._attrs_of[kind] = {a.name.text: a for a in declared.attrs}
             if node.name not in attrs:
                 if len(target.kinds) > 1:
                     self._some_kinds_lack(node, target.kinds, kind)

@@ -12,6 +12,7 @@ keyed lookup `having` finds the same records through an index.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from fractions import Fraction
 
 from engine.check.symbols import SymbolTable, location, names_in
 from engine.check.types import DeclInfo
@@ -203,13 +204,19 @@ def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -
     return False
 
 
+_LEAVES = frozenset({str, int, bool, Fraction, type(None)})
+_SCAN_CLASSES = frozenset({ast.Quantifier, ast.Count, ast.Aggregate})
+
+
 def _expression_scans(
     expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable
 ) -> Iterator[tuple[_Scan, list[tuple[str, str]]]]:
     stack: list[tuple[object, dict[str, bool]]] = [(expr, scope)]
     while stack:
         node, bound = stack.pop()
-        if isinstance(node, _Scan):
+        cls = node.__class__
+        if cls in _SCAN_CLASSES:
+            assert isinstance(node, _Scan)
             stack.append((node.source, bound))
             inner = {**bound, node.var: _reads_input(node.source, bound, symbols)}
             parts = [node.where, node.element if isinstance(node, ast.Aggregate) else None]
@@ -233,11 +240,12 @@ def _expression_scans(
             if whole_kind and keys:
                 yield node, keys
         elif isinstance(node, tuple):
-            stack += [(item, bound) for item in reversed(node)]
+            stack += [(item, bound) for item in reversed(node) if item.__class__ not in _LEAVES]
         else:
-            stack += [
-                (getattr(node, name), bound) for name in reversed(ast.child_fields(type(node)))
-            ]
+            for name in reversed(ast.expression_fields(cls)):
+                child = getattr(node, name)
+                if child.__class__ not in _LEAVES:  # a value written, not an expression
+                    stack.append((child, bound))
 
 
 def _conjuncts(expr: ast.Expr) -> Iterator[ast.Expr]:

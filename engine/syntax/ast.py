@@ -44,6 +44,29 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+_EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
+# Field types that never hold an expression: a walk looking for expressions skips them.
+_WORDS_ONLY = frozenset(
+    {"str", "str | None", "int", "bool", "Fraction", "Ident", "Ident | None"}
+    | {"tuple[str, ...]", "tuple[Ident, ...]", "tuple[Comment, ...]"}
+)
+
+
+def expression_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of `child_fields` whose declared type may hold an expression (directly or
+    inside a declaration's parts): what a walk over expressions needs to visit."""
+    fields = _EXPRESSION_FIELDS.get(node_type)
+    if fields is None:
+        declared = {}
+        if dataclasses.is_dataclass(node_type):
+            declared = {f.name: f.type for f in dataclasses.fields(node_type)}
+        fields = tuple(
+            name for name in child_fields(node_type) if declared[name] not in _WORDS_ONLY
+        )
+        _EXPRESSION_FIELDS[node_type] = fields
+    return fields
+
+
 def _span() -> Span:
     return field(default=NO_SPAN, compare=False, hash=False, repr=False)
 

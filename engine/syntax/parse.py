@@ -139,7 +139,7 @@ def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
                     Location(span.file, span.line, span.column, span.end_line, span.end_column),
                     hint="split it with `const` or `metric` declarations",
                 )
-        for name in reversed(ast.child_fields(type(node))):
+        for name in reversed(ast.expression_fields(type(node))):
             child = getattr(node, name)
             if child is not None and type(child) not in _LEAVES:
                 pending.append((child, depth))
@@ -169,7 +169,6 @@ _EXPRESSIONS = (
     ast.BoolOp,
     ast.Conditional,
 )
-
 
 # What tests of the Lark side reach through this module.
 _LALR_NAMES = frozenset({"_Builder", "_Callbacks", "_unplace"})
