@@ -31,7 +31,7 @@ def test_the_networkx_graph_is_the_evaluated_graph() -> None:
     assert graph.record(claim) is documents["answer"]["final"]["claims"][0]  # not a copy
     expected = {
         (node, target, label)
-        for label, edges in graph.outgoing.items()
+        for label, edges in graph.edges().items()
         for node, targets in edges.items()
         for target in targets
     }
@@ -54,3 +54,20 @@ def test_networkx_is_not_imported_to_evaluate() -> None:
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_label_s_edges_are_made_when_first_followed_and_are_the_same() -> None:
+    """The evaluator makes a label's edges when a rule first follows it; asked for all of
+    them (export, networkx) the graph makes the rest: the same edges either way."""
+    program = compile_program(load_ruleset([RULES]))
+    documents = {"answer": make_answer("B"), "packet": make_packet(), "review": {"role": "B"}}
+    lazy = build_graph(program.graph("answer"), documents)
+    assert "evidence_ids" not in lazy.outgoing  # no rule has followed it yet
+    claim = lazy.by_kind["claim"][0]
+    reached = lazy.outgoing["evidence_ids"][claim]
+    assert reached and all(node[0] == "evidence" for node in reached)
+    assert "evidence_ids" in lazy.outgoing
+    whole = build_graph(program.graph("answer"), documents).edges()
+    assert list(whole) == list(lazy.edges())  # declaration order, however they were asked
+    assert whole == lazy.edges()
+    assert lazy.outgoing["no_such_label"] == {}

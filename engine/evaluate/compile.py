@@ -171,7 +171,6 @@ class Compiler:
             **_RUNTIME,
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
-            "_NO_EDGES": {},  # a label no kind of this graph declares: no edges, never written
             "_EMPTY": runtime.EMPTY,
             "_missing": object(),  # not memoised yet: no value of the language is this object
         }
@@ -506,7 +505,7 @@ class Compiler:
             case ast.Navigate():
                 label = repr(node.label)
                 edges = self._graph_constant(
-                    f"OUT.get({label}, _NO_EDGES)" if node.outgoing else f"G.incoming({label})"
+                    f"OUT[{label}]" if node.outgoing else f"G.incoming({label})"
                 )
                 target = self._e(node.target, scope)
                 if self._is_node_local(target):  # `navigate`'s node case, inlined

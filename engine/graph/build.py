@@ -258,7 +258,8 @@ class Graph:
     attrs: dict[NodeKey, dict[str, Any]]
     ids: dict[str, dict[str, NodeKey]]
     # Per edge label, the nodes each node reaches (every node of a kind with the edge has
-    # an entry, in node order).
+    # an entry, in node order); a label's edges are made when first asked for
+    # (`outgoing[label]`, see `LazyEdges`).
     outgoing: dict[str, Edges]
     # What the documents did not hold as the kinds declare (see the module docstring).
     problems: tuple[Diagnostic, ...] = ()
@@ -268,6 +269,18 @@ class Graph:
     _incoming: dict[str, Edges] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.outgoing, LazyEdges):  # edges given whole (tests, tools)
+            given, self.outgoing = self.outgoing, LazyEdges()
+            self.outgoing.update(given)
+
+    def edges(self) -> dict[str, Edges]:
+        """The edges of every label, each made now if no rule has followed it yet, in the
+        order of the kinds' declarations."""
+        outgoing = self.outgoing
+        assert isinstance(outgoing, LazyEdges)
+        return {label: outgoing[label] for label in outgoing.labels()}
+
     def incoming(self, label: str) -> Edges:
         """Per node, the nodes whose `label` edges reach it, in the order of `outgoing`
         (derived once per label, when a rule first navigates it backwards: most labels
@@ -275,7 +288,7 @@ class Graph:
         found = self._incoming.get(label)
         if found is None:
             found = {}
-            for node, targets in self.outgoing.get(label, {}).items():
+            for node, targets in self.outgoing[label].items():
                 for target in targets:
                     sources = found.get(target)
                     if sources is None:
@@ -342,7 +355,7 @@ class Graph:
         were made (derived from `outgoing` when asked: a set per edge held for the whole
         evaluation would cost more than the edges themselves)."""
         found: dict[tuple[NodeKey, NodeKey], set[str]] = {}
-        for label, edges in self.outgoing.items():
+        for label, edges in self.edges().items():
             for node, targets in edges.items():
                 for target in targets:
                     found.setdefault((node, target), set()).add(label)
@@ -758,7 +771,7 @@ def build_graph(
         if kind_runs:
             runs[kind.name] = (starts, kind_runs)
     graph = Graph(by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs)
-    _edges(spec, graph)
+    graph.outgoing = LazyEdges(_edge_maker(spec, graph))
     _within_edges(spec, graph)
     return graph
 
@@ -818,28 +831,84 @@ def _at(head: str, listed: bool, offset: int) -> str:
     return f"{head}/{offset}" if listed else head
 
 
-def _edges(spec: GraphSpec, graph: Graph) -> None:
-    """Every declared edge: per label, from each node of a kind with it, the nodes its
-    field's ids reach."""
-    by_kind, attrs, ids, outgoing = graph.by_kind, graph.attrs, graph.ids, graph.outgoing
+class LazyEdges(dict[str, Edges]):
+    """The edges of each label, made when a rule first follows the label: a graph declares
+    edges for every link field (an answer's `evidence_ids`, `final_ids`, ...), and most
+    rules read those fields as lists, never navigating them. A label no kind declares has
+    no edges."""
+
+    __slots__ = ("_maker",)
+
+    def __init__(self, maker: _EdgeMaker | None = None) -> None:
+        super().__init__()
+        self._maker = maker
+
+    def __missing__(self, label: str) -> Edges:
+        found = self._maker.edges(label) if self._maker is not None else {}
+        self[label] = found
+        return found
+
+    def labels(self) -> list[str]:
+        """Every label with edges: the declared ones in declaration order, then any other."""
+        declared = self._maker.labels if self._maker is not None else []
+        return [*declared, *(label for label in self if label not in declared)]
+
+
+@dataclass(frozen=True, slots=True)
+class _EdgeMaker:
+    """What the edges of a label are made from: the kinds with the label (in declaration
+    order), their nodes and attributes, and every kind's nodes by id."""
+
+    by_label: dict[str, list[tuple[str, tuple[str, ...]]]]
+    by_kind: dict[str, list[NodeKey]]
+    attrs: dict[NodeKey, dict[str, Any]]
+    ids: dict[str, dict[str, NodeKey]]
+
+    @property
+    def labels(self) -> list[str]:
+        """The declared labels, in declaration order."""
+        return list(self.by_label)
+
+    def edges(self, label: str) -> Edges:
+        """From each node of a kind with edge `label`, the nodes its field's ids reach."""
+        edges: Edges = {}
+        for kind, targets in self.by_label.get(label, ()):
+            _add_edges(
+                edges, label, _first_match(self.ids, targets), self.by_kind[kind], self.attrs
+            )
+        return edges
+
+
+def _edge_maker(spec: GraphSpec, graph: Graph) -> _EdgeMaker:
+    by_label: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for kind in spec.kinds:
         for label, targets in kind.edges:
-            reaches = _first_match(ids, targets)
-            edges = outgoing.setdefault(label, {})
-            for node in by_kind[kind.name]:
-                value = attrs[node].get(label)
-                if value.__class__ is str:
-                    target = reaches.get(value)
-                    edges[node] = [] if target is None else [target]
-                elif value is None:
-                    edges[node] = []
-                elif value.__class__ is list:
-                    try:  # only a text is an id the index holds: any other item finds nothing
-                        edges[node] = [t for t in map(reaches.get, value) if t is not None]
-                    except TypeError:  # an item that cannot be hashed (a list or an object)
-                        edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
-                else:
-                    edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
+            by_label.setdefault(label, []).append((kind.name, targets))
+    return _EdgeMaker(by_label, graph.by_kind, graph.attrs, graph.ids)
+
+
+def _add_edges(
+    edges: Edges,
+    label: str,
+    reaches: Mapping[str, NodeKey],
+    nodes: list[NodeKey],
+    attrs: dict[NodeKey, dict[str, Any]],
+) -> None:
+    """The `label` edges of `nodes`: to the nodes their field's ids reach."""
+    for node in nodes:
+        value = attrs[node].get(label)
+        if value.__class__ is str:
+            target = reaches.get(value)
+            edges[node] = [] if target is None else [target]
+        elif value is None:
+            edges[node] = []
+        elif value.__class__ is list:
+            try:  # only a text is an id the index holds: any other item finds nothing
+                edges[node] = [t for t in map(reaches.get, value) if t is not None]
+            except TypeError:  # an item that cannot be hashed (a list or an object)
+                edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
+        else:
+            edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
 
 
 def _first_match(
