@@ -24,4 +24,16 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            _promote_to_oldest()
             gc.enable()
+
+
+def _promote_to_oldest() -> None:
+    """Move every tracked object to the oldest generation, without a collection.
+
+    The objects the step allocated are all in the youngest generation, and the first
+    collection after the pause would walk every one of them (0.15 s for three million).
+    Freezing and unfreezing moves them to the oldest generation in constant time: what
+    is garbage in a cycle is still found, by the next full collection."""
+    gc.freeze()
+    gc.unfreeze()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from engine.check import CheckedRuleset
 from engine.freeze.canonical import canonical_form, canonical_json
+from engine.gcpolicy import collector_paused
 from engine.order import CycleError, topological_order
 from engine.syntax import ast
 
@@ -84,6 +85,7 @@ def ruleset_hash(kinds_and_hashes: Mapping[str, tuple[str, str]], grammar_versio
     return sha256_hex(canonical_json(payload))
 
 
+@collector_paused()  # see engine/gcpolicy.py: a canonical form per declaration is bulk work
 def hash_ruleset(checked: CheckedRuleset, grammar_version: str) -> HashedRuleset:
     """Hash every declaration of a checked ruleset (which must have no errors)."""
     if not checked.ok:
