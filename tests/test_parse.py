@@ -465,3 +465,31 @@ def test_comment_between_a_quantifier_or_aggregate_and_its_parenthesis() -> None
         "gate g require all(x in {1, 2}: x >= 1) and median(y for y in {1}) >= 0\n"
     )
     assert parse_text(text, "a.rules").declarations == parse_text(plain, "b.rules").declarations
+
+
+@pytest.mark.parametrize(
+    ("expression", "too_deep"),
+    [
+        ("+".join(["1"] * 100), False),  # 99 additions over 100 numbers: 100 levels
+        ("+".join(["1"] * 101), True),
+        ("\n  + ".join(["1"] * 100), False),  # the same over many lines
+        ("\n  + ".join(["1"] * 101), True),
+        ("not " * 99 + "true", False),
+        ("not " * 100 + "true", True),
+    ],
+)
+def test_an_expression_nests_at_most_max_rule_depth_levels_on_one_line_or_many(
+    expression: str, too_deep: bool
+) -> None:
+    """The depth limit counts expression levels, however the text is laid out (a short
+    one-line expression is not walked: each level writes at least one character)."""
+    from engine.limits import MAX_RULE_DEPTH
+
+    assert MAX_RULE_DEPTH == 100
+    text = f'ruleset deep version "1"\nconst a = {expression}\n'
+    if not too_deep:
+        parse_text(text, "deep.rules")
+        return
+    with pytest.raises(RulecheckError) as info:
+        parse_text(text, "deep.rules")
+    assert [d.code for d in info.value.diagnostics] == ["RULE_TOO_DEEP"]

@@ -141,9 +141,22 @@ def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
                 )
         for name in reversed(ast.expression_fields(type(node))):
             child = getattr(node, name)
-            if child is not None and type(child) not in _LEAVES:
+            if child is not None and type(child) not in _LEAVES and not _shallow(child, depth):
                 pending.append((child, depth))
     return None
+
+
+def _shallow(node: object, depth: int) -> bool:
+    """Whether an expression at `depth` is written on one line in fewer characters than
+    the levels left: each level of an expression writes at least one character of its own
+    (a name, an operator, a keyword, a bracket), so it cannot nest deeper than its text
+    is long, and the walk need not look inside."""
+    if not isinstance(node, _EXPRESSIONS):
+        return False
+    span: ast.Span = node.span
+    if not 0 < span.line == span.end_line:
+        return False
+    return depth + (span.end_column - span.column + 1) <= MAX_RULE_DEPTH
 
 
 # Field values that hold no node: not worth a turn of the walk.
