@@ -124,4 +124,4 @@ def names_in(node: object, *, calls: bool = False) -> Iterator[str]:
         else:
             if calls and isinstance(item, ast.Call):
                 yield item.func
-            stack.extend(getattr(item, name) for name in ast.child_fields(type(item)))
+            stack.extend(getattr(item, name) for name in ast.expression_fields(type(item)))

@@ -204,7 +204,10 @@ def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -
     return False
 
 
-_LEAVES = frozenset({str, int, bool, Fraction, type(None)})
+# What holds no count, quantifier or aggregate: values written, and atoms.
+_LEAVES = frozenset(
+    {str, int, bool, Fraction, type(None), ast.Name, ast.String, ast.Number, ast.Bool, ast.Null}
+)
 _SCAN_CLASSES = frozenset({ast.Quantifier, ast.Count, ast.Aggregate})
 
 
@@ -244,7 +247,7 @@ def _expression_scans(
         else:
             for name in reversed(ast.expression_fields(cls)):
                 child = getattr(node, name)
-                if child.__class__ not in _LEAVES:  # a value written, not an expression
+                if child.__class__ not in _LEAVES:  # nothing to look for inside
                     stack.append((child, bound))
 
 
