@@ -205,9 +205,7 @@ def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -
 
 
 # What holds no count, quantifier or aggregate: values written, and atoms.
-_LEAVES = frozenset(
-    {str, int, bool, Fraction, type(None), ast.Name, ast.String, ast.Number, ast.Bool, ast.Null}
-)
+_LEAVES = frozenset({str, int, bool, Fraction, type(None), ast.Name, *ast.LITERALS})
 _SCAN_CLASSES = frozenset({ast.Quantifier, ast.Count, ast.Aggregate})
 
 

@@ -123,10 +123,7 @@ def _singleton(node: ast.Expr) -> str | None:
 # its parameters' attributes, literals, names, comparisons and logic; no call, loop,
 # navigation or arithmetic (exact fractions add in microseconds).
 _CHEAP_EXPRESSIONS = (
-    ast.Number,
-    ast.String,
-    ast.Bool,
-    ast.Null,
+    *ast.LITERALS,
     ast.Name,
     ast.Attribute,
     ast.Unary,

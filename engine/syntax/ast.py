@@ -265,6 +265,9 @@ Expr: TypeAlias = (
 
 COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
+# The literals: expressions with no expression inside.
+LITERALS: tuple[type, ...] = (Number, String, Bool, Null)
+
 # ---- declarations ------------------------------------------------------------------------
 
 
