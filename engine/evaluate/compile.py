@@ -142,14 +142,12 @@ def _cheaper_than_its_memo(body: ast.Expr) -> bool:
         node = pending.pop()
         if isinstance(node, tuple):
             pending.extend(node)
-        elif isinstance(node, ast.Ident | str | int | Fraction | bool | None):
-            continue
         elif isinstance(node, ast.Binary) and node.op in _CHEAP_OPERATORS:
             pending += [node.left, node.right]
         elif not isinstance(node, _CHEAP_EXPRESSIONS):
             return False
         else:
-            pending.extend(getattr(node, name) for name in ast.child_fields(type(node)))
+            pending.extend(getattr(node, name) for name in ast.expression_fields(type(node)))
     return True
 
 
@@ -594,7 +592,8 @@ class Compiler:
             assert isinstance(first, ast.Name)
             return f"_gate(ctx, {first.id!r})"
         match node.func:
-            case "ids" if isinstance(first, ast.Name) and first.id in self.symbols.kinds:
+            case "ids" if _is_id_set(node, self.symbols):
+                assert isinstance(first, ast.Name)
                 return self._graph_constant(f"G.id_set({first.id!r})")
             case "ids":
                 return f"_node_ids(A, {args[0]})"

@@ -242,6 +242,15 @@ class Run:
     records: list[Any] | dict[str, Any]
     declared: str  # the `records` pointer that found them, as declared (`/tasks/*/items`)
 
+    def pointer(self, offset: int) -> str:
+        """The JSON pointer of the run's record `offset`."""
+        return f"{self.head}/{offset}" if self.records.__class__ is list else self.head
+
+    def record(self, offset: int) -> dict[str, Any]:
+        """The run's record `offset`."""
+        records = self.records
+        return records[offset] if isinstance(records, list) else records
+
 
 _Runs = tuple[list[int], list[Run]]  # per kind: each run's start, and the runs
 _Found = tuple[str, "list[Any] | dict[str, Any]"]  # a run of records found, before numbering
@@ -317,18 +326,12 @@ class Graph:
         if found is None:
             return None
         run, offset = found
-        if run.records.__class__ is list:
-            return run.document, f"{run.head}/{offset}"
-        return run.document, run.head
+        return run.document, run.pointer(offset)
 
     def record(self, node: NodeKey) -> dict[str, Any] | None:
         """The whole record a node was read from (its members no rule reads included)."""
         found = self.run_of(node)
-        if found is None:
-            return None
-        run, offset = found
-        records = run.records
-        return records[offset] if isinstance(records, list) else records
+        return None if found is None else found[0].record(found[1])
 
     def nx_graph(self) -> nx.DiGraph:
         """The graph as a networkx DiGraph: node attributes, with the document and pointer
@@ -763,9 +766,10 @@ def build_graph(
                 continue
             document = documents[records.document]
             for head, found in builder.records(kind, records, document):
-                starts.append(len(keys))
-                kind_runs.append(Run(len(keys), records.document, head, found, records.pointer))
-                _add_nodes(builder, kind, records.document, (head, found), (keys, attrs, index))
+                run = Run(len(keys), records.document, head, found, records.pointer)
+                starts.append(run.start)
+                kind_runs.append(run)
+                _add_nodes(builder, kind, run, (keys, attrs, index))
         by_kind[kind.name] = keys
         ids[kind.name] = index
         if kind_runs:
@@ -779,22 +783,21 @@ def build_graph(
 def _add_nodes(
     builder: _Builder,
     kind: KindSpec,
-    document: str,
-    found: _Found,
+    run: Run,
     into: tuple[list[NodeKey], dict[NodeKey, dict[str, Any]], dict[str, NodeKey]],
 ) -> None:
     """The nodes of one run of records. A node's attributes are its record itself when the
-    record holds them as the graph does (no member to convert, no other member, the key
-    named `id`); else a copy of the members the rules can read, converted, with `id`."""
+    record holds them as the graph does (no more members than the kind's fields, none to
+    convert, the key named `id`); else a copy of the members the rules can read, converted,
+    with `id`."""
     keys, attrs, index = into
-    head, records = found
-    listed = records.__class__ is list
+    document, records = run.document, run.records
     plain = document not in builder.unquoted  # no YAML scalar to re-check
     fields = kind.fields
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     keeps_id = key == "id"
     held_as_read = kind.held_as_read
-    for offset, record in enumerate(records if listed else (records,)):
+    for offset, record in enumerate(records if isinstance(records, list) else (records,)):
         node: NodeKey = (kind_name, len(keys))
         values = (
             record
@@ -803,14 +806,14 @@ def _add_nodes(
         )
         node_id = values.get(key) if key else None
         if key and node_id.__class__ is not str:
-            builder.bad_key(kind, node_id, document, _at(head, listed, offset))
+            builder.bad_key(kind, node_id, document, run.pointer(offset))
         if not (plain and held_as_read(values)):
             for position in kind.plan(plain, values):
                 attr = kind_attrs[position]
                 value = values[attr.name]
                 if plain and attr.category == "list" and _texts_only(value):
                     continue
-                at = f"{_at(head, listed, offset)}/{escape_token(attr.name)}"
+                at = f"{run.pointer(offset)}/{escape_token(attr.name)}"
                 held = builder.attribute(kind, attr, value, document, at, node_id)
                 if held is not value:
                     if values is record:
@@ -824,11 +827,6 @@ def _add_nodes(
         keys.append(node)
         if node_id.__class__ is str and node_id not in index:
             index[node_id] = node
-
-
-def _at(head: str, listed: bool, offset: int) -> str:
-    """The pointer of a run's record `offset` (made only where a problem needs it)."""
-    return f"{head}/{offset}" if listed else head
 
 
 class LazyEdges(dict[str, Edges]):
@@ -953,7 +951,6 @@ def _within_edges(spec: GraphSpec, graph: Graph) -> None:
             found = graph.run_of(node)
             assert found is not None  # a node the builder made
             run, offset = found
-            pointer = _at(run.head, run.records.__class__ is list, offset)
-            container = (run.document, _container(run.declared, pointer))
+            container = (run.document, _container(run.declared, run.pointer(offset)))
             target = at.get(container)
             edges[node] = [target] if target is not None else []
