@@ -11,11 +11,13 @@ from engine.check.protocols import check_protocol
 from engine.check.replay import REPLAY_ARITY, REPLAY_ENTRIES, check_replay, replayed_tables
 from engine.check.symbols import SymbolTable, did_you_mean, location
 from engine.errors import Diagnostic
+from engine.fastinit import faster_init
 from engine.syntax import ast
 from engine.syntax.format import format_expr
 from engine.units import NUMBER, TIME, UNITS, Dimension
 
 
+@faster_init  # the checker makes one per expression
 @dataclass(frozen=True, slots=True)
 class Type:
     """The static type of an expression."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TypeAlias
 
+from engine.fastinit import faster_init
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -664,3 +666,9 @@ class RuleFile:
     declarations: tuple[Declaration, ...]
     comments: tuple[Comment, ...] = field(default=(), compare=False, hash=False)
     span: Span = _span()
+
+
+# A parse builds hundreds of thousands of these: each gets the cheaper `__init__`.
+for _node_type in list(globals().values()):
+    if isinstance(_node_type, type) and _node_type.__module__ == __name__:
+        faster_init(_node_type)
