@@ -54,6 +54,10 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "an expression nests deeper than the limit (`not not ...`, a long `+` chain, "
                 "nested `{`); split it with `const` or `metric`",
             ),
+            (
+                "RULE_TOO_MANY_BINDINGS",
+                "a rule has more `for` clauses than the limit (`docs/reliability.md`)",
+            ),
         ),
     )
     + _entries(

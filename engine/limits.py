@@ -23,6 +23,8 @@ that so; `docs/reliability.md` lists them with their codes.
   counting separators (so memory stays bounded): `INPUT_TOO_MANY_RECORDS`.
 - `MAX_RULE_DEPTH`: a rule expression nests at most this deep (`not not ...`, a chain of
   `+`, nested `{...}` or `if`): `RULE_TOO_DEEP`, at the expression that goes too deep.
+- `MAX_RULE_BINDINGS`: a rule has at most this many `for` clauses (each is a loop nested
+  in the one before): `RULE_TOO_MANY_BINDINGS`, at the first clause beyond the limit.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ MAX_RECORDS: Final = 5_000_000
 # by counting separators: parsing and graph building cost about 1 KB per value.
 MAX_VALUES: Final = 2_000_000
 MAX_RULE_DEPTH: Final = 100
+# Python compiles at most 20 nested blocks in a function: a rule's clauses are loops, with
+# room left for the loops of its conditions. The seeds' rules bind at most four.
+MAX_RULE_BINDINGS: Final = 16
 # Files one document of many files (`truth/*.yaml`) may match, and the bytes they may hold
 # together: a document of one file or of many is bounded alike.
 MAX_DOCUMENT_FILES: Final = 100_000

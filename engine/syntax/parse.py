@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_RULE_DEPTH, read_input
+from engine.limits import MAX_RULE_BINDINGS, MAX_RULE_DEPTH, read_input
 from engine.resources import shipped
 from engine.syntax import ast, parsecache
 from engine.textlines import normalize_newlines
@@ -47,14 +47,14 @@ def parse_text(text: str, path: str) -> ast.RuleFile:
     A line ends at `\\n`, `\\r\\n` or a lone `\\r` (see `normalize_newlines`).
 
     Raises:
-        RulecheckError: with a located SYNTAX_ERROR, RULE_NUMBER_RANGE or RULE_TOO_DEEP
-            diagnostic (exit 1).
+        RulecheckError: with a located SYNTAX_ERROR, RULE_NUMBER_RANGE, RULE_TOO_DEEP or
+            RULE_TOO_MANY_BINDINGS diagnostic (exit 1).
     """
     from engine.syntax.lalr import parse_tree
 
     text = normalize_newlines(text)
     rule_file = parse_tree(text, path)
-    too_deep = _too_deep(rule_file)
+    too_deep = _too_deep(rule_file) or _too_many_bindings(rule_file)
     if too_deep is not None:
         raise RulecheckError([too_deep], ExitCode.REFUSED)
     comments = tuple(scan_comments(text))
@@ -143,6 +143,23 @@ def _too_deep(rule_file: ast.RuleFile) -> Diagnostic | None:
             child = getattr(node, name)
             if child is not None and type(child) not in _LEAVES and not _shallow(child, depth):
                 pending.append((child, depth))
+    return None
+
+
+def _too_many_bindings(rule_file: ast.RuleFile) -> Diagnostic | None:
+    """RULE_TOO_MANY_BINDINGS at the first `for` clause of a rule beyond
+    `MAX_RULE_BINDINGS`: each clause is a loop nested in the one before, and the compiled
+    rule must stay within what Python can nest."""
+    for decl in rule_file.declarations:
+        bindings: tuple[ast.Binding, ...] = getattr(decl, "bindings", ())
+        if len(bindings) > MAX_RULE_BINDINGS:
+            span = bindings[MAX_RULE_BINDINGS].span
+            return Diagnostic(
+                "RULE_TOO_MANY_BINDINGS",
+                f"a rule binds more than {MAX_RULE_BINDINGS} `for` clauses",
+                Location(span.file, span.line, span.column, span.end_line, span.end_column),
+                hint="bind fewer records per rule: a `metric` or `having` can look records up",
+            )
     return None
 
 
