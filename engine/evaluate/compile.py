@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.builtins import BUILTINS, BY_NAME
 from engine.check import CheckedRuleset
@@ -104,6 +104,17 @@ def _yields_bool(node: ast.Expr) -> bool:
     return False
 
 
+# How deeply `and`, `or` and quantifiers nest as statements; deeper ones stay expressions
+# (each level indents, and each quantifier is a loop: Python allows 20 nested blocks).
+_LOWERED_DEPTH = 6
+_Made = TypeVar("_Made")
+
+
+def _is_condition(node: ast.Expr) -> bool:
+    """Whether `node` is an `and`, an `or` or a quantifier (compiled as statements)."""
+    return isinstance(node, ast.BoolOp | ast.Quantifier)
+
+
 def _is_var(node: ast.Expr, var: str) -> bool:
     """Whether `node` is the variable `var` itself."""
     return isinstance(node, ast.Name) and node.id == var
@@ -158,7 +169,10 @@ def _exact(value: Fraction) -> int | Fraction:
 class Compiler:
     """Generates and compiles Python for expressions, metrics and link rules."""
 
-    def __init__(self, checked: CheckedRuleset) -> None:
+    def __init__(self, checked: CheckedRuleset, inline: bool = True) -> None:
+        """`inline=False` compiles every condition as one expression and every `in`
+        through `member`: the plain code the statements of `_truth_lines` and the
+        inlined look-ups of `_membership` are tested against."""
         self.checked = checked
         self.symbols = checked.symbols
         self.constants: dict[str, Any] = {}
@@ -178,7 +192,11 @@ class Compiler:
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
         # Per function being generated (a stack: a metric is generated on its first use,
         # inside another function), its look-ups in the graph computed once at its start.
-        self._hoisted: list[dict[str, str]] = []
+        self._hoisted: list[dict[str, tuple[str, bool]]] = []  # code -> (local, lazy)
+        self._comprehensions = 0  # how deeply the code being generated is in comprehensions
+        # Whether conditions become statements (`_truth_lines`); off for a function Python
+        # refused as too deeply nested, compiled again.
+        self._lowering = self._lowers = inline
         self._empty = Context(Graph({}, {}, {}, {}))
 
     # -- public ------------------------------------------------------------------------------
@@ -202,15 +220,35 @@ class Compiler:
         constant, kind or gate of the same name, as it does for the type checker."""
         self._free = frozenset(bound)
         try:
-            with self._function_scope():
-                body = self._e(node, {})
-                preamble = self._preamble(body)
+            return self._nested_or_not(lambda: self._expr_function(node))
         finally:
             self._free = frozenset()
+
+    def _expr_function(self, node: ast.Expr) -> Compiled:
+        with self._function_scope():
+            if _is_condition(node):
+                body = "\n".join([*self._truth_lines(node, {}, "t", "    "), "    return t"])
+            else:
+                body = f"    return {self._e(node, {})}"
+            preamble = self._preamble(body)
         name = f"expr_{next(self._counter)}"
-        source = f"def {name}(ctx, env):\n    {preamble}\n    return {body}\n"
-        function: Compiled = self._define(name, source)
+        function: Compiled = self._define(name, f"def {name}(ctx, env):\n    {preamble}\n{body}\n")
         return function
+
+    def _nested_or_not(self, generate: Callable[[], _Made]) -> _Made:
+        """`generate()`, or, when Python refuses the function as nested too deeply (a
+        hostile rule's conditions lowered to statements), the same with every condition
+        left an expression."""
+        try:
+            return generate()
+        except SyntaxError:
+            if not self._lowering:
+                raise
+            self._lowering = False
+            try:
+                return generate()
+            finally:
+                self._lowering = self._lowers
 
     def rule_function(
         self,
@@ -230,9 +268,13 @@ class Compiler:
         variables `env` brings (an outer rule's bindings), as for `expr`.
         """
         self._free = frozenset(bound)
-        try:
+
+        def generate() -> RuleRun:
             with self._function_scope():
                 return self._rule_function(name, bindings, body)
+
+        try:
+            return self._nested_or_not(generate)
         finally:
             self._free = frozenset()
             # binding variables are named by depth and so repeat from rule to rule: what
@@ -280,9 +322,10 @@ class Compiler:
             if binding.where is not None:
                 lines += [
                     f"{indent}try:",
-                    f"{indent}    if ({self._e(binding.where, scope)}) is not True: continue",
+                    *self._truth_lines(binding.where, scope, "w", indent + "    "),
                     f"{indent}except _FAILURES as error:",
                     f"{indent}    errors.append(({_env_code(entries)}, _failure(error))); continue",
+                    f"{indent}if not w: continue",
                 ]
         lines.append(f"{indent}n += 1")
         env = _env_code(entries)
@@ -300,16 +343,71 @@ class Compiler:
         """
 
         def require(scope: dict[str, str], env: str, indent: str) -> list[str]:
-            condition = self._e(decl.require, scope)
             return [
                 f"{indent}try:",
-                f"{indent}    ok = ({condition}) is True",
+                *self._truth_lines(decl.require, scope, "ok", indent + "    "),
                 f"{indent}except _FAILURES as error:",
                 f"{indent}    errors.append(({env}, _failure(error))); continue",
                 f"{indent}if not ok: failed.append({env})",
             ]
 
         return self.rule_function(f"link_{decl.name.text}", decl.bindings, require)
+
+    # -- conditions as statements ------------------------------------------------------------
+
+    def _truth_lines(
+        self, node: ast.Expr, scope: dict[str, str], target: str, indent: str, depth: int = 0
+    ) -> list[str]:
+        """Statements that set `target` to `(node) is True` as the expression's code would
+        compute it: `and` and `or` short-circuit in order, a quantifier loops over its
+        source and stops at the first binding that decides it, raising what the expression
+        raises. A quantifier as an expression is a generator, whose set-up cost several
+        times its loop on the few records a rule's quantifier sees (an answer's links)."""
+        if self._lowering and depth < _LOWERED_DEPTH:
+            if isinstance(node, ast.BoolOp):
+                return self._bool_op_lines(node, scope, target, indent, depth)
+            if isinstance(node, ast.Quantifier):
+                return self._quantifier_lines(node, scope, target, indent, depth)
+        code = self._e(node, scope)
+        return [f"{indent}{target} = {code if _yields_bool(node) else f'({code}) is True'}"]
+
+    def _bool_op_lines(
+        self, node: ast.BoolOp, scope: dict[str, str], target: str, indent: str, depth: int
+    ) -> list[str]:
+        first, *rest = node.operands
+        undecided = f"if {target}:" if node.op == "and" else f"if not {target}:"
+        lines = self._truth_lines(first, scope, target, indent, depth + 1)
+        for operand in rest:
+            lines.append(f"{indent}{undecided}")
+            lines += self._truth_lines(operand, scope, target, indent + "    ", depth + 1)
+        return lines
+
+    def _quantifier_lines(
+        self, node: ast.Quantifier, scope: dict[str, str], target: str, indent: str, depth: int
+    ) -> list[str]:
+        local = f"q{next(self._counter)}_{node.var}"
+        iterable = self._iterable(node.source, scope)
+        inner = {**scope, node.var: local}
+        attrs = None
+        if self._yields_nodes(node.source, scope):
+            self._node_locals.add(local)
+            attrs = self._node_attrs[local] = f"a{local}"
+        step = indent + "    "
+        body = []
+        if node.where is not None:
+            body.append(f"{step}if ({self._e(node.where, inner)}) is not True: continue")
+        if node.body is None:
+            body.append(f"{step}{target} = True")
+        else:
+            body += self._truth_lines(node.body, inner, target, step, depth + 1)
+        seeking = node.op != "all"  # `exists` and `none` look for a true body, `all` a false one
+        body.append(f"{step}if {'' if seeking else 'not '}{target}: break")
+        if attrs is not None and re.search(rf"\b{attrs}\b", "\n".join(body)):
+            body.insert(0, f"{step}{attrs} = A[{local}]")
+        lines = [f"{indent}{target} = {not seeking}", f"{indent}for {local} in {iterable}:", *body]
+        if node.op == "none":
+            lines.append(f"{indent}{target} = not {target}")
+        return lines
 
     def _binding_source(self, binding: ast.Binding, depth: int, scope: dict[str, str]) -> str:
         """Code for what a `for` clause iterates: a collection, never anything else.
@@ -342,11 +440,25 @@ class Compiler:
         function being generated rather than wherever a loop evaluates it."""
         if not self._hoisted:
             return code
+        return self._hoist(code, lazy=False)
+
+    def _hoist(self, code: str, lazy: bool) -> str:
         table = self._hoisted[-1]
-        local = table.get(code)
+        local = table.get(code, (None, lazy))[0]
         if local is None:
-            local = table[code] = f"H{len(table)}"
+            local = f"H{len(table)}"
+            table[code] = (local, lazy)
         return local
+
+    def _graph_value(self, code: str) -> str:
+        """`code`, a pure computation from the graph alone (a metric without parameters),
+        computed where it was, at its first use in the function being generated, and read
+        from a local at the next ones. Inside a comprehension, where Python cannot
+        assign a local, it is computed each time."""
+        if not self._hoisted or self._comprehensions:
+            return code
+        local = self._hoist(code, lazy=True)
+        return f"({local} if {local} is not _missing else ({local} := {code}))"
 
     @contextmanager
     def _function_scope(self) -> Iterator[None]:
@@ -366,7 +478,9 @@ class Compiler:
         table = self._hoisted[-1]
         used = set(re.findall(r"\bH[0-9]+\b", body))
         return _PREAMBLE + "".join(
-            f"; {local} = {code}" for code, local in table.items() if local in used
+            f"; {local} = {'_missing' if lazy else code}"
+            for code, (local, lazy) in table.items()
+            if local in used
         )
 
     def _literal(self, value: Any) -> str:
@@ -508,29 +622,12 @@ class Compiler:
                 return f"_navigate({edges}, {target})"
             case ast.Call():
                 return self._call(node, scope)
-            case ast.Quantifier():
-                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
-                body = f"({self._e(node.body, inner)}) is True" if node.body else "True"
-                if node.op == "all":
-                    return f"all({body} {clause})"
-                found = f"any({body} {clause})"
-                return found if node.op == "exists" else f"(not {found})"
-            case ast.Aggregate():
-                if node.op != "values" and node.where is None and _is_var(node.element, node.var):
-                    # `median(v for v in xs)`: the reductions only read, so no copy of xs
-                    return f"{_AGGREGATES[node.op]}({self._iterable(node.source, scope)})"
-                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
-                element = self._e(node.element, inner)
-                if node.op == "values":
-                    return f"[{element} {clause}]"
-                return f"{_AGGREGATES[node.op]}([{element} {clause}])"
-            case ast.Count():
-                clause, _ = self._comprehension(node.var, node.source, node.where, scope)
-                return f"sum(1 {clause})"
-            case ast.Select():
-                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
-                element = self._e(ast.Name(node.var, node.span), inner)
-                return f"[{element} {clause}]"
+            case ast.Quantifier() | ast.Aggregate() | ast.Count() | ast.Select():
+                self._comprehensions += 1
+                try:
+                    return self._comprehension_code(node, scope)
+                finally:
+                    self._comprehensions -= 1
             case ast.SetLiteral():
                 items = [self._e(item, scope) for item in node.items]
                 return f"frozenset(({''.join(i + ', ' for i in items)}))"
@@ -556,6 +653,33 @@ class Compiler:
                     + ")"
                 )
         raise TypeError(f"unsupported expression {type(node).__name__}")  # pragma: no cover
+
+    def _comprehension_code(
+        self, node: ast.Quantifier | ast.Aggregate | ast.Count | ast.Select, scope: dict[str, str]
+    ) -> str:
+        match node:
+            case ast.Quantifier():
+                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+                body = f"({self._e(node.body, inner)}) is True" if node.body else "True"
+                if node.op == "all":
+                    return f"all({body} {clause})"
+                found = f"any({body} {clause})"
+                return found if node.op == "exists" else f"(not {found})"
+            case ast.Aggregate():
+                if node.op != "values" and node.where is None and _is_var(node.element, node.var):
+                    # `median(v for v in xs)`: the reductions only read, so no copy of xs
+                    return f"{_AGGREGATES[node.op]}({self._iterable(node.source, scope)})"
+                clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+                element = self._e(node.element, inner)
+                if node.op == "values":
+                    return f"[{element} {clause}]"
+                return f"{_AGGREGATES[node.op]}([{element} {clause}])"
+            case ast.Count():
+                clause, _ = self._comprehension(node.var, node.source, node.where, scope)
+                return f"sum(1 {clause})"
+        clause, inner = self._comprehension(node.var, node.source, node.where, scope)
+        element = self._e(ast.Name(node.var, node.span), inner)
+        return f"[{element} {clause}]"
 
     def _name(self, node: ast.Name, scope: dict[str, str]) -> str:
         if node.id in scope:
@@ -583,6 +707,8 @@ class Compiler:
             return self._replay(node, scope)
         args = [self._e(arg, scope) for arg in node.args]
         if node.func in self.symbols.metrics:
+            if not args:
+                return self._graph_value(f"{self._metric(node.func)}(ctx)")
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
         if node.func in _SIMPLE_BUILTINS:
             context = ["ctx"] if BY_NAME[node.func].context else []
@@ -592,7 +718,7 @@ class Compiler:
             assert isinstance(first, ast.Name)
             return f"_gate(ctx, {first.id!r})"
         match node.func:
-            case "ids" if _is_id_set(node, self.symbols):
+            case "ids" if self._is_kind_ids(node, scope):
                 assert isinstance(first, ast.Name)
                 return self._graph_constant(f"G.id_set({first.id!r})")
             case "ids":
@@ -657,20 +783,66 @@ class Compiler:
                 return f"({left} == {right})" if plain else f"_eq({left}, {right})"
             case "!=":
                 return f"({left} != {right})" if plain else f"(not _eq({left}, {right}))"
-            case "in" | "not in" if _is_id_set(node.right, self.symbols) and _SIMPLE.match(left):
-                # a kind's ids are texts: a text needle is looked up as it is (`member`'s
-                # common case, inlined); anything else goes through `member`
-                found = (
-                    f"({left} in {right} if {left}.__class__ is str else _member({left}, {right}))"
-                )
+            case "in" | "not in":
+                found = self._membership(node, scope, left, right)
                 return found if node.op == "in" else f"(not {found})"
-            case "in":
-                return f"_member({left}, {right})"
-            case "not in":
-                return f"(not _member({left}, {right}))"
         if node.op in _ORDER:
             return f"{_ORDER[node.op]}({left}, {right})"
         return f"{_ARITHMETIC[node.op]}({left}, {right})"
+
+    def _membership(self, node: ast.Binary, scope: dict[str, str], left: str, right: str) -> str:
+        """Code for `left in right`. A text needle in a set, a list or a map is what
+        `member` looks up as it is: that case is inlined where the needle's code can be read
+        twice (a local, an attribute) or always gives a text, and the haystack is known to
+        be a set (a kind's ids, a constant set) or is read as simply; anything else goes
+        through `member`."""
+        member = f"_member({left}, {right})"
+        if not self._lowers:
+            return member
+        if self._gives_set(node.right, scope):
+            if _gives_text(node.left, self.symbols):
+                return f"({left} in {right})"
+            if _SIMPLE.fullmatch(left):
+                return f"({left} in {right} if {left}.__class__ is str else {member})"
+        elif _SIMPLE.fullmatch(left) and _SIMPLE.fullmatch(right):
+            return (
+                f"({left} in {right} if {left}.__class__ is str and {right}.__class__ is list"
+                f" else {member})"
+            )
+        return member
+
+    def _gives_set(self, node: ast.Expr, scope: dict[str, str]) -> bool:
+        """Whether `node`'s code gives a set whenever it gives a value: `ids(...)` of the
+        builtin, a constant (not a variable of the same name) whose value is a set, or a
+        metric without parameters whose body gives one. (The checker refuses cyclic
+        metrics, so the walk ends.)"""
+        match node:
+            case ast.Call(func="ids") if "ids" not in self.symbols.metrics:
+                return True
+            case ast.Call(args=()) if node.func in self.symbols.metrics:
+                return self._gives_set(self.symbols.metrics[node.func].body, {})
+            case ast.Name() if node.id not in scope and node.id not in self._free:
+                declared = self.symbols.declarations.get(node.id)
+                return isinstance(declared, ast.ConstDecl) and isinstance(
+                    self.constant(node.id), frozenset
+                )
+        return False
+
+    def _is_kind_ids(self, node: ast.Expr, scope: dict[str, str]) -> bool:
+        """Whether `node` is `ids(KIND)` of a whole kind (a frozenset of texts)."""
+        return (
+            _is_id_set(node, self.symbols)
+            and isinstance(node, ast.Call)
+            and self._is_kind(node.args[0], scope)
+        )
+
+
+def _gives_text(node: ast.Expr, symbols: Any) -> bool:
+    """Whether `node`'s code gives a text whenever it gives a value: a text literal, or
+    `prefix(...)` of the builtin (which raises on anything but a text)."""
+    if isinstance(node, ast.String):
+        return True
+    return isinstance(node, ast.Call) and node.func == "prefix" and node.func not in symbols.metrics
 
 
 def constant_values(compiler: Compiler) -> dict[str, Any]:

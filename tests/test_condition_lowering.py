@@ -1,0 +1,152 @@
+"""Conditions compiled as statements (`and`, `or` and quantifiers as loops with an early
+exit) and memberships inlined (`x in ids(K)`, `prefix(x) in CONST`, `x.b in x.tags`)
+decide what the plain code decides (each condition one expression, each `in` a call of
+`member`): the same failed bindings, the same errors with the same messages, in the same
+order, for links and for the expressions of gates. Random conditions over random records,
+both ways."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rulegen import check_texts
+
+from engine.errors import RulecheckError
+from engine.evaluate.compile import Compiler, Context
+from engine.evaluate.links import compile_link, run_link
+from engine.graph.build import build_graph, graph_spec
+from engine.syntax import ast
+from engine.syntax.parse import parse_text
+
+_KINDS = """ruleset lowering version "1"
+
+code C1 "a record fails the condition"
+
+const letters = {"u", "v"}
+
+kind rec of g
+  records data "/recs"
+  key id
+  attr a: number
+  attr b: text
+  attr tags: list
+  attr next: text
+  edge next -> rec
+"""
+
+
+def _atoms(var: str) -> list[str]:
+    return [
+        f"{var}.a > 1",
+        f"{var}.a == null",
+        f'{var}.b == "u"',
+        f'"t" in {var}.tags',
+        f"{var}.b in {var}.tags",
+        f"{var}.a + 1 >= 2",
+        f"{var}.id in ids(rec)",
+        f"prefix({var}.b) in letters",
+        "true",
+        "false",
+    ]
+
+
+@st.composite
+def _condition(draw: st.DrawFn, variables: tuple[str, ...], depth: int = 0) -> str:
+    shape = draw(st.integers(0, 7 if depth < 4 else 0))
+    if shape <= 1:
+        return draw(st.sampled_from([a for v in variables for a in _atoms(v)]))
+    if shape in (2, 3):
+        operands = draw(st.lists(_condition(variables, depth + 1), min_size=2, max_size=3))
+        return "(" + (" and " if shape == 2 else " or ").join(operands) + ")"
+    if shape == 4:
+        return f"not ({draw(_condition(variables, depth + 1))})"
+    var = f"y{depth}"
+    outer = draw(st.sampled_from(variables))
+    source = draw(st.sampled_from(["rec", f"{outer} -> next", f"{outer}.tags"]))
+    inner = (*variables, var) if source != f"{outer}.tags" else variables
+    op = draw(st.sampled_from(["all", "exists", "none"]))
+    where = ""
+    if draw(st.booleans()):
+        where = f" where {draw(_condition(inner, depth + 1))}"
+    if source == f"{outer}.tags":  # a text element: a condition of its own
+        where = ""
+        body = draw(st.sampled_from([f': {var} == "t"', f": {var} in letters", ""]))
+    else:
+        body = draw(st.sampled_from(["", f": {draw(_condition(inner, depth + 1))}"]))
+    return f"{op}({var} in {source}{where}{body})"
+
+
+_RECORDS = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.one_of(st.none(), st.integers(-1, 3)),
+            "b": st.sampled_from([None, "u", "v7", "t", "x"]),
+            "tags": st.one_of(st.none(), st.lists(st.sampled_from(["t", "u", "v"]), max_size=3)),
+            "next": st.sampled_from(["r0", "r1", "r9"]),
+        },
+    ),
+    max_size=4,
+)
+
+
+def _outcome(compiler: Compiler, decl: ast.LinkDecl, documents: dict[str, Any]) -> Any:
+    graph = build_graph(graph_spec(compiler.checked, "g"), documents)
+    link = compile_link(compiler, decl, "hash")
+    violations, bound = run_link(link, Context(graph))
+    gate = compiler.expr(decl.require, bound=("x",))
+    values = []
+    for node in graph.by_kind.get("rec", []):
+        try:
+            values.append(gate(Context(graph), {"x": node}))
+        except Exception as error:  # the error itself is the outcome compared
+            values.append((type(error).__name__, str(error)))
+    return violations, bound, values
+
+
+@settings(max_examples=300, deadline=None)
+@given(_condition(("x",)), _condition(("x",)), _RECORDS)
+def test_statements_decide_as_the_expression_does(
+    require: str, where: str, records: list[dict[str, Any]]
+) -> None:
+    text = (
+        f"{_KINDS}\nlink r\n  for x in rec where {where}\n  require {require}\n  else reject C1\n"
+    )
+    checked = check_texts({"lowering.rules": text})
+    (decl,) = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
+    documents = {"data": {"recs": [{"id": f"r{i}", **r} for i, r in enumerate(records)]}}
+    lowered = _outcome(Compiler(checked), decl, documents)
+    assert lowered == _outcome(Compiler(checked, inline=False), decl, documents)
+
+
+@pytest.mark.parametrize(("value", "failed"), [(1, 0), (0, 1)])
+def test_a_rule_nested_beyond_python_s_blocks_compiles_as_expressions(
+    value: int, failed: int
+) -> None:
+    """Sixteen clauses (the limit) and quantifiers nested six deep: as statements, more
+    blocks than Python compiles; the rule runs all the same, its conditions expressions."""
+    require = "x0.a > 0"
+    for depth in range(6):
+        require = f"exists(y{depth} in rec: y{depth}.a > 0 and {require})"
+    clauses = "".join(f"  for x{i} in rec\n" for i in range(16))
+    text = f"{_KINDS}\nlink deep\n{clauses}  require {require}\n  else reject C1\n"
+    checked = check_texts({"deep.rules": text})
+    (decl,) = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
+    documents = {"data": {"recs": [{"id": "r0", "a": value}]}}
+    graph = build_graph(graph_spec(checked, "g"), documents)
+    violations, bound = run_link(compile_link(Compiler(checked), decl, "hash"), Context(graph))
+    assert (bound, len(violations)) == (1, failed)
+
+
+def test_seventeen_clauses_are_refused_at_parse() -> None:
+    clauses = "".join(f"  for x{i} in rec\n" for i in range(17))
+    text = f"{_KINDS}\nlink deep\n{clauses}  require x0.a > 0\n  else reject C1\n"
+    with pytest.raises(RulecheckError) as refused:
+        parse_text(text, "deep.rules")
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "RULE_TOO_MANY_BINDINGS"
+    at = text.splitlines().index("  for x16 in rec") + 1
+    assert diagnostic.location is not None and diagnostic.location.line == at
