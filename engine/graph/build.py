@@ -265,6 +265,7 @@ class Graph:
 
     by_kind: dict[str, list[NodeKey]]
     attrs: dict[NodeKey, dict[str, Any]]
+    # Per kind, each text id its nodes' `id` attributes hold, to the first node holding it.
     ids: dict[str, dict[str, NodeKey]]
     # Per edge label, the nodes each node reaches (every node of a kind with the edge has
     # an entry, in node order); a label's edges are made when first asked for
@@ -373,10 +374,14 @@ class Graph:
         kind = node[0]
         counts = self._id_counts.get(kind)
         if counts is None:
-            attrs = self.attrs
-            keyed = [(n, _hashable_id(attrs[n].get("id"))) for n in self.by_kind.get(kind, [])]
-            counter = Counter(key for _, key in keyed)
-            counts = {n: counter[key] for n, key in keyed}
+            nodes = self.by_kind.get(kind, [])
+            if len(self.ids.get(kind, ())) == len(nodes):  # as many texts as nodes: all distinct
+                counts = dict.fromkeys(nodes, 1)
+            else:
+                attrs = self.attrs
+                keyed = [(n, _hashable_id(attrs[n].get("id"))) for n in nodes]
+                counter = Counter(key for _, key in keyed)
+                counts = {n: counter[key] for n, key in keyed}
             self._id_counts[kind] = counts
         found = counts.get(node)
         if found is None:  # not a node of the graph's kind lists
