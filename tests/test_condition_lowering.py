@@ -65,7 +65,11 @@ def _condition(draw: st.DrawFn, variables: tuple[str, ...], depth: int = 0) -> s
         return f"not ({draw(_condition(variables, depth + 1))})"
     var = f"y{depth}"
     outer = draw(st.sampled_from(variables))
-    source = draw(st.sampled_from(["rec", f"{outer} -> next", f"{outer}.tags"]))
+    source = draw(
+        st.sampled_from(
+            ["rec", f"{outer} -> next", f"of_kind({outer} -> next, rec)", f"{outer}.tags"]
+        )
+    )
     inner = (*variables, var) if source != f"{outer}.tags" else variables
     op = draw(st.sampled_from(["all", "exists", "none"]))
     where = ""

@@ -298,7 +298,7 @@ class Compiler:
             partial = _env_code(entries)
             lines += [
                 f"{indent}try:",
-                f"{indent}    it{depth} = {self._binding_source(binding, depth, scope)}",
+                *self._binding_source(binding, f"it{depth}", scope, indent + "    "),
                 f"{indent}except _FAILURES as error:",
                 f"{indent}    errors.append(({partial}, _failure(error)))",
                 f"{indent}    {'return n' if depth == 0 else 'continue'}",
@@ -386,14 +386,25 @@ class Compiler:
         self, node: ast.Quantifier, scope: dict[str, str], target: str, indent: str, depth: int
     ) -> list[str]:
         local = f"q{next(self._counter)}_{node.var}"
-        iterable = self._iterable(node.source, scope)
+        code, iterable = self._e(node.source, scope), self._iterable(node.source, scope)
         inner = {**scope, node.var: local}
         attrs = None
         if self._yields_nodes(node.source, scope):
             self._node_locals.add(local)
             attrs = self._node_attrs[local] = f"a{local}"
         step = indent + "    "
-        body = []
+        body: list[str] = []
+        guard: list[str] = []
+        source = node.source
+        if (
+            isinstance(source, ast.Call)
+            and source.func == "of_kind"
+            and source.func not in self.symbols.metrics
+            and isinstance(source.args[0], ast.Navigate)
+            and isinstance(source.args[1], ast.Name)
+        ):  # `of_kind(x -> label, K)`: the nodes reached, those of kind K kept as they come
+            code = iterable = self._e(source.args[0], scope)
+            guard = [f"{step}if {local}[0] != {source.args[1].id!r}: continue"]
         if node.where is not None:
             body.append(f"{step}if ({self._e(node.where, inner)}) is not True: continue")
         if node.body is None:
@@ -404,24 +415,41 @@ class Compiler:
         body.append(f"{step}if {'' if seeking else 'not '}{target}: break")
         if attrs is not None and re.search(rf"\b{attrs}\b", "\n".join(body)):
             body.insert(0, f"{step}{attrs} = A[{local}]")
-        lines = [f"{indent}{target} = {not seeking}", f"{indent}for {local} in {iterable}:", *body]
+        body[:0] = guard
+        lines = [f"{indent}{target} = {not seeking}"]
+        if iterable != code:  # a list is what `coll` gives back unchanged
+            lines += [
+                f"{indent}s{local} = {code}",
+                f"{indent}if s{local}.__class__ is not list: s{local} = _coll(s{local})",
+            ]
+            iterable = f"s{local}"
+        lines += [f"{indent}for {local} in {iterable}:", *body]
         if node.op == "none":
             lines.append(f"{indent}{target} = not {target}")
         return lines
 
-    def _binding_source(self, binding: ast.Binding, depth: int, scope: dict[str, str]) -> str:
-        """Code for what a `for` clause iterates: a collection, never anything else.
+    def _binding_source(
+        self, binding: ast.Binding, local: str, scope: dict[str, str], indent: str
+    ) -> list[str]:
+        """Statements that set `local` to what a `for` clause iterates: a collection, never
+        anything else.
 
         A list attribute of a bound node that is absent (null) binds nothing; any other
-        value that is not a collection is an error of that binding.
+        value that is not a collection is an error of that binding. A list is what
+        `items` and `coll` give back unchanged: only another value is handed to them.
         """
-        if _list_owner(binding.source, scope) is not None:
-            what = repr(f"`for {binding.var.text}`")
-            return f"_items({self._e(binding.source, scope)}, {what})"
+        what = repr(f"`for {binding.var.text}`")
         code = self._e(binding.source, scope)
-        if self._iterable(binding.source, scope) == code:
-            return code
-        return f"_coll({code}, {f'`for {binding.var.text}`'!r})"
+        if _list_owner(binding.source, scope) is not None:
+            checked = f"_items({local}, {what})"
+        elif self._iterable(binding.source, scope) == code:
+            return [f"{indent}{local} = {code}"]
+        else:
+            checked = f"_coll({local}, {what})"
+        return [
+            f"{indent}{local} = {code}",
+            f"{indent}if {local}.__class__ is not list: {local} = {checked}",
+        ]
 
     # -- machinery ---------------------------------------------------------------------------
 
