@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from engine.bundle.schemac import SchemaCompileError, compile_schema
+from engine.bundle.schemac import PATTERN_IDIOMS, SchemaCompileError, compile_schema
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "manifests" / "schemas"
 
@@ -221,3 +221,29 @@ def test_a_pattern_remembers_a_bounded_number_of_texts(monkeypatch: pytest.Monke
     texts = [f"a{i}" for i in range(10)] + ["b"] + ["a" * 1000]
     assert [p for p, _k, _m in validate(texts)] == ["/10"]
     assert [p for p, _k, _m in validate(texts)] == ["/10"]
+
+
+def test_str_isspace_is_what_a_pattern_s_backslash_s_matches_at_every_code_point() -> None:
+    # what the idioms of PATTERN_IDIOMS rest on
+    every = "".join(map(chr, range(0x110000)))
+    by_regex = {match.start() for match in re.finditer(r"\s", every)}
+    assert by_regex == {point for point, char in enumerate(every) if char.isspace()}
+
+
+_IDIOM_TEXTS = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(
+            [" ", "\t", "\n", "\r", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", "\u3000"]
+        ),
+        st.characters(),
+    ),
+    max_size=8,
+)
+
+
+@pytest.mark.parametrize("source", sorted(PATTERN_IDIOMS))
+@given(texts=st.lists(_IDIOM_TEXTS, max_size=6))
+def test_a_pattern_idiom_decides_as_its_regex(source: str, texts: list[str]) -> None:
+    validate = compile_schema({"type": "array", "items": {"type": "string", "pattern": source}})
+    expected = [f"/{i}" for i, text in enumerate(texts) if not re.search(source, text)]
+    assert [pointer for pointer, _keyword, _message in validate(texts)] == expected
