@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from engine.check import CheckedRuleset
@@ -160,16 +161,16 @@ def _held_as_read(attrs: tuple[AttrSpec, ...]) -> Callable[[dict[str, Any]], boo
         if attr.category == "any":
             continue
         if attr.category == "list":
-            lines += [
+            lines += [  # the common class tested first: most values are present
                 f"    value = {read}",
-                "    if value is not None and (value.__class__ is not list"
-                " or not TEXTS.issuperset(map(type, value))): return False",
+                "    if value.__class__ is not list and value is not None: return False",
+                "    if value and not TEXTS.issuperset(map(type, value)): return False",
             ]
         elif attr.plain_types:  # one class of plain values: text, a boolean, an integer
             (cls,) = attr.plain_types
             lines += [
                 f"    value = {read}",
-                f"    if value is not None and value.__class__ is not {cls.__name__}: return False",
+                f"    if value.__class__ is not {cls.__name__} and value is not None: return False",
             ]
         else:  # a scaled number, or a decimal written as text: always converted
             lines.append(f"    if {read} is not None: return False")
@@ -425,17 +426,26 @@ def _lookup(document: Any, pointer: str) -> tuple[bool, Any, str]:
     value = document
     if pointer == "":
         return True, value, ""
-    reached = ""
-    for raw in pointer[1:].split("/"):
-        token = unescape_token(raw)
+    for depth, token in enumerate(_tokens(pointer)):
         if isinstance(value, dict) and token in value:
             value = value[token]
         elif isinstance(value, list) and _is_index(token) and int(token) < len(value):
             value = value[int(token)]
         else:
-            return False, None, reached
-        reached += f"/{raw}"
-    return True, value, reached
+            return False, None, "".join(f"/{raw}" for raw in _raw_tokens(pointer)[:depth])
+    return True, value, pointer
+
+
+@lru_cache(maxsize=4096)  # the rules' pointers, read again for every input
+def _raw_tokens(pointer: str) -> tuple[str, ...]:
+    """The reference tokens of a pointer that starts with `/`, as written."""
+    return tuple(pointer[1:].split("/"))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(pointer: str) -> tuple[str, ...]:
+    """The member names (or indexes) a pointer that starts with `/` steps through."""
+    return tuple(unescape_token(raw) for raw in _raw_tokens(pointer))
 
 
 def _is_index(token: str) -> bool:
@@ -553,9 +563,9 @@ class _Builder:
 
         A token `*` steps through every element of the list (or member of the object)
         found so far; the rest of the pointer is looked up in each."""
-        tokens = spec.pointer.split("/")
-        if "*" not in tokens[1:]:
+        if "*" not in (_raw_tokens(spec.pointer) if spec.pointer else ()):
             return self._records_at(kind, spec, document)
+        tokens = spec.pointer.split("/")
         star = tokens.index("*", 1)
         head, rest = "/".join(tokens[:star]), "/".join(["", *tokens[star + 1 :]])
         found, value, reached = _lookup(document, head)
