@@ -1,8 +1,9 @@
 """Compile checked rules into Python functions, once per run, before any input is read.
 
 Each expression becomes Python source that calls the run-time semantics in
-`engine.evaluate.runtime`; quantifiers and aggregates become generator expressions and
-a link rule's `for` clauses become nested loops. The generated code is compiled with
+`engine.evaluate.runtime`; a rule's `for` clauses become nested loops, and the `and`,
+`or` and quantifiers of its conditions become statements (`_truth_lines`); elsewhere
+quantifiers and aggregates become generator expressions. The generated code is compiled with
 `compile()` and kept, so evaluating a rule costs what hand-written Python would, plus
 the semantic checks. The compiler implements the language only: constants, metrics and
 kinds all come from the rules.

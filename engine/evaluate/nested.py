@@ -211,11 +211,12 @@ class NestedChecker:
         found = list(problems)
         for link in links:
             failed, _bound = run_link(link, ctx, subject)
-            found += [
-                _violation(v, loaded)
-                for v in failed
-                if not schema_failed or v.code != EVALUATION_ERROR
-            ]
+            if failed:  # most links of most inputs find nothing
+                found += [
+                    _violation(v, loaded)
+                    for v in failed
+                    if not schema_failed or v.code != EVALUATION_ERROR
+                ]
         return FilesCheck(True, tuple(found), shown, len(links))
 
     def protocol(self, name: str) -> ast.ProtocolDecl:
