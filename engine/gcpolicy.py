@@ -10,22 +10,59 @@ and restored afterwards; nested pauses leave it to the outermost one.
 
 from __future__ import annotations
 
+import functools
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block; restore its state afterwards."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+class _Pause:
+    """One pause of the collector: a context manager, or a decorator pausing it for every
+    call (a class, not `contextlib.contextmanager`: a generator per call cost more than
+    a small function it decorates, and `check_files` runs once per answer)."""
+
+    __slots__ = ("_enabled",)
+
+    def __init__(self) -> None:
+        self._enabled = False
+
+    def __enter__(self) -> None:
+        self._enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._enabled:
             _promote_to_oldest()
             gc.enable()
+
+    def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(function)
+        def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                if enabled:
+                    _promote_to_oldest()
+                    gc.enable()
+
+        return paused
+
+
+def collector_paused() -> _Pause:
+    """Pause the cyclic garbage collector for the block (or for each call of the function
+    it decorates); restore its state afterwards."""
+    return _Pause()
 
 
 def _promote_to_oldest() -> None:
