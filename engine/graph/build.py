@@ -876,6 +876,8 @@ class _EdgeMaker:
     by_kind: dict[str, list[NodeKey]]
     attrs: dict[NodeKey, dict[str, Any]]
     ids: dict[str, dict[str, NodeKey]]
+    # per tuple of target kinds, the node each id reaches (see `_first_match`)
+    reaches: dict[tuple[str, ...], Mapping[str, NodeKey]] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
@@ -886,9 +888,10 @@ class _EdgeMaker:
         """From each node of a kind with edge `label`, the nodes its field's ids reach."""
         edges: Edges = {}
         for kind, targets in self.by_label.get(label, ()):
-            _add_edges(
-                edges, label, _first_match(self.ids, targets), self.by_kind[kind], self.attrs
-            )
+            reaches = self.reaches.get(targets)
+            if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
+                reaches = self.reaches[targets] = _first_match(self.ids, targets)
+            _add_edges(edges, label, reaches, self.by_kind[kind], self.attrs)
         return edges
 
 
