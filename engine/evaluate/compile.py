@@ -386,12 +386,9 @@ class Compiler:
     def _quantifier_lines(
         self, node: ast.Quantifier, scope: dict[str, str], target: str, indent: str, depth: int
     ) -> list[str]:
-        local = f"q{next(self._counter)}_{node.var}"
-        code, iterable = self._e(node.source, scope), self._iterable(node.source, scope)
-        inner = {**scope, node.var: local}
+        local, inner = self._loop_variable(node.var, node.source, scope)
         attrs = None
-        if self._yields_nodes(node.source, scope):
-            self._node_locals.add(local)
+        if local in self._node_locals:
             attrs = self._node_attrs[local] = f"a{local}"
         step = indent + "    "
         body: list[str] = []
@@ -404,8 +401,9 @@ class Compiler:
             and isinstance(source.args[0], ast.Navigate)
             and isinstance(source.args[1], ast.Name)
         ):  # `of_kind(x -> label, K)`: the nodes reached, those of kind K kept as they come
-            code = iterable = self._e(source.args[0], scope)
             guard = [f"{step}if {local}[0] != {source.args[1].id!r}: continue"]
+            source = source.args[0]
+        iterable = self._e(source, scope)
         if node.where is not None:
             body.append(f"{step}if ({self._e(node.where, inner)}) is not True: continue")
         if node.body is None:
@@ -418,9 +416,9 @@ class Compiler:
             body.insert(0, f"{step}{attrs} = A[{local}]")
         body[:0] = guard
         lines = [f"{indent}{target} = {not seeking}"]
-        if iterable != code:  # a list is what `coll` gives back unchanged
+        if not self._gives_collection(source, scope):  # a list is what `coll` gives back as is
             lines += [
-                f"{indent}s{local} = {code}",
+                f"{indent}s{local} = {iterable}",
                 f"{indent}if s{local}.__class__ is not list: s{local} = _coll(s{local})",
             ]
             iterable = f"s{local}"
@@ -443,7 +441,7 @@ class Compiler:
         code = self._e(binding.source, scope)
         if _list_owner(binding.source, scope) is not None:
             checked = f"_items({local}, {what})"
-        elif self._iterable(binding.source, scope) == code:
+        elif self._gives_collection(binding.source, scope):
             return [f"{indent}{local} = {code}"]
         else:
             checked = f"_coll({local}, {what})"
@@ -566,7 +564,11 @@ class Compiler:
     def _iterable(self, node: ast.Expr, scope: dict[str, str]) -> str:
         """Code for something to iterate over; `_coll` checks it unless it is known safe."""
         code = self._e(node, scope)
-        produces_collection = (
+        return code if self._gives_collection(node, scope) else f"_coll({code})"
+
+    def _gives_collection(self, node: ast.Expr, scope: dict[str, str]) -> bool:
+        """Whether `node`'s code always gives a list to iterate (no `_coll` check needed)."""
+        return (
             isinstance(node, ast.Navigate)
             or (
                 isinstance(node, ast.Name)
@@ -578,7 +580,6 @@ class Compiler:
                 and node.func in ("union", "of_kind", "having", "next_by")
             )
         )
-        return code if produces_collection else f"_coll({code})"
 
     def _is_kind(self, node: ast.Expr, scope: dict[str, str]) -> bool:
         """Whether `node` names a whole kind (not a variable that shadows it)."""
@@ -603,13 +604,21 @@ class Compiler:
                 return all(self._yields_nodes(arg, scope) for arg in node.args)
         return False
 
-    def _comprehension(
-        self, var: str, source: ast.Expr, where: ast.Expr | None, scope: dict[str, str]
+    def _loop_variable(
+        self, var: str, source: ast.Expr, scope: dict[str, str]
     ) -> tuple[str, dict[str, str]]:
+        """The generated local of a quantifier's or an aggregate's variable `var` over
+        `source` (known to hold a node when `source` gives only nodes), and the scope it
+        is visible in."""
         local = f"q{next(self._counter)}_{var}"
         if self._yields_nodes(source, scope):
             self._node_locals.add(local)
-        inner = {**scope, var: local}
+        return local, {**scope, var: local}
+
+    def _comprehension(
+        self, var: str, source: ast.Expr, where: ast.Expr | None, scope: dict[str, str]
+    ) -> tuple[str, dict[str, str]]:
+        local, inner = self._loop_variable(var, source, scope)
         clause = f"for {local} in {self._iterable(source, scope)}"
         if where is not None:
             clause += f" if ({self._e(where, inner)}) is True"
