@@ -7,9 +7,12 @@ both ways."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import CliRun
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rulegen import check_texts
@@ -154,3 +157,20 @@ def test_seventeen_clauses_are_refused_at_parse() -> None:
     assert diagnostic.code == "RULE_TOO_MANY_BINDINGS"
     at = text.splitlines().index("  for x16 in rec") + 1
     assert diagnostic.location is not None and diagnostic.location.line == at
+
+
+@pytest.mark.parametrize(("value", "exit_code", "violations"), [(1, 0, 0), (0, 1, 1)])
+def test_sixteen_clauses_are_evaluated_through_the_cli(
+    tmp_path: Path, value: int, exit_code: int, violations: int
+) -> None:
+    clauses = "".join(f"  for x{i} in rec\n" for i in range(16))
+    rules = tmp_path / "deep.rules"
+    rules.write_text(f"{_KINDS}\nlink deep\n{clauses}  require x0.a > 0\n  else reject C1\n")
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps({"recs": [{"id": "r0", "a": value}]}))
+    run = CliRun(
+        ["evaluate", "g", "--rules", str(rules), f"--input=data={data}", "--format", "json"]
+    )
+    run.assert_clean()
+    assert run.exit_code == exit_code, run.stdout
+    assert [v["code"] for v in run.data["violations"]] == ["C1"] * violations
