@@ -493,16 +493,18 @@ def rerate_truth(campaign: Campaign) -> Campaign:
 
 
 RUN_RECORD_FILES = ("sessions.jsonl", "requests.jsonl", "receipts.jsonl")
+MANIFEST_FILES = ("manifest.yaml",)
 
 
 def reseal_campaign(campaign: Campaign) -> Campaign:
     """Recompute, in place, the seal of the run's records (`table seal_files`): the
-    sessions, requests and receipts files and every answer file a session names."""
+    sessions, requests and receipts files, the manifest they ran under and every answer
+    file a session names."""
     files = render(campaign)
     answers = sorted({s["answer"] for s in campaign.sessions if s["answer"] is not None})
     campaign.seal = [
         {"path": path, "sha256": sha256_hex(files[path]) if path in files else None}
-        for path in sorted({*RUN_RECORD_FILES, *answers})
+        for path in sorted({*RUN_RECORD_FILES, *MANIFEST_FILES, *answers})
     ]
     return campaign
 
@@ -569,7 +571,8 @@ def render(campaign: Campaign) -> dict[str, bytes]:
 
 def record_lock(campaign: Campaign, lock: bytes) -> None:
     """Record `lock` as the campaign's rules lock, as a freezer would: in the manifest's
-    inputs and in both development rounds, which ran under it."""
+    inputs and in both development rounds, which ran under it; the run is then sealed
+    over that manifest."""
     digest = hashlib.sha256(lock).hexdigest()
     entry = next(i for i in campaign.manifest["inputs"] if i["artifact"] == "rules_lock")
     entry["sha256"] = digest
@@ -577,6 +580,7 @@ def record_lock(campaign: Campaign, lock: bytes) -> None:
         for item in record["inputs"]:
             if item["path"] == "rules.lock":
                 item["sha256"] = digest
+    reseal_campaign(campaign)
 
 
 def write_campaign(campaign: Campaign, root: Path, *, rehash: bool = True) -> Path:

@@ -275,6 +275,10 @@ def _m_schema_hash(c: Campaign) -> None:
     c.manifest["identities"]["response_schema_sha256"] = "0" * 64
 
 
+def _m_task_bytes_hash(c: Campaign) -> None:
+    c.manifest["identities"]["task_bytes_sha256"] = "0" * 64
+
+
 def _m_input_changed(c: Campaign) -> None:
     entry = next(i for i in c.manifest["inputs"] if i["path"] == "packets/P9.json")
     entry["sha256"] = "f" * 64
@@ -622,6 +626,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     # 000_admission.rules
     "evaluated_with_frozen_rules": ("RULESET_NOT_FROZEN", _m_ruleset_hash, False),
     "response_schema_frozen": ("RESPONSE_SCHEMA_NOT_FROZEN", _m_schema_hash, False),
+    "task_bytes_frozen": ("TASK_BYTES_NOT_FROZEN", _m_task_bytes_hash, False),
     "measured_inputs_unchanged": ("FREEZE_INPUT_CHANGED", _m_input_changed, False),
     "measured_inputs_declared": ("FREEZE_INPUT_UNDECLARED", _m_input_undeclared, False),
     "price_card_is_reference_card": ("TARIFF_MISMATCH", _m_tariff, True),
@@ -733,6 +738,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
         (
             "evaluated_with_frozen_rules",
             "response_schema_frozen",
+            "task_bytes_frozen",
             "measured_inputs_unchanged",
             "measured_inputs_declared",
             "excerpt_sources_measured",
