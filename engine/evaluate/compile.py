@@ -712,6 +712,8 @@ class Compiler:
                 if node.op == "values":
                     return f"[{element} {clause}]"
                 return f"{_AGGREGATES[node.op]}([{element} {clause}])"
+            case ast.Count() if node.where is None:  # every element counts: no generator
+                return f"len({self._iterable(node.source, scope)})"
             case ast.Count():
                 clause, _ = self._comprehension(node.var, node.source, node.where, scope)
                 return f"sum(1 {clause})"
