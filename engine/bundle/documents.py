@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from engine.bundle.strictjson import loads_strict, locate
-from engine.bundle.yamldoc import parse_yaml, parse_yaml_unquoted, yaml_positions
+from engine.bundle.yamlevents import load_yaml, yaml_positions_of
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
@@ -87,8 +87,7 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
 
     def _positions(self) -> dict[str, tuple[int, int]]:
         if self._found is None:
-            _value, root = parse_yaml(self._raw, self._file, "INPUT")  # it parsed before
-            self._found = yaml_positions(root)
+            self._found = yaml_positions_of(self._raw, self._file)  # it parsed before
         return self._found
 
     def __getitem__(self, pointer: str) -> tuple[int, int]:
@@ -252,7 +251,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     if raw is None:
         raw = read_input(path)
     if kind == "yaml":
-        value, _root, unquoted = parse_yaml_unquoted(raw, file, "INPUT")
+        value, unquoted = load_yaml(raw, file, "INPUT")
         return Document(
             name,
             file,

@@ -90,8 +90,8 @@ def _anchor_problems(text: str, file: str) -> list[Diagnostic]:
     return [Diagnostic("YAML_ALIAS", _ANCHOR_MESSAGE, anchor)] if anchor is not None else []
 
 
-_FLOAT_TAG = "tag:yaml.org,2002:float"
-_INT_TAG = "tag:yaml.org,2002:int"
+FLOAT_TAG = "tag:yaml.org,2002:float"
+INT_TAG = "tag:yaml.org,2002:int"
 _ANCHOR_MESSAGE = "anchors (`&name`) are not allowed, even without an alias; write each value out"
 
 
@@ -110,7 +110,7 @@ def _scalar_problem(node: yaml.Node, file: str) -> Diagnostic | None:
             f"a string of {len(value)} characters, more than the limit of {MAX_STRING_CHARS}",
             _at(node, file),
         )
-    if node.tag == _INT_TAG:
+    if node.tag == INT_TAG:
         digits = value.lstrip("+-").replace("_", "")
         if len(digits) > MAX_NUMBER_DIGITS:
             return Diagnostic(
@@ -119,7 +119,7 @@ def _scalar_problem(node: yaml.Node, file: str) -> Diagnostic | None:
                 f"{MAX_NUMBER_DIGITS}",
                 _at(node, file),
             )
-    elif node.tag == _FLOAT_TAG:
+    elif node.tag == FLOAT_TAG:
         lowered = value.lower().lstrip("+-")
         if lowered in (".nan", ".inf"):
             return Diagnostic(
@@ -273,16 +273,7 @@ def parse_yaml_unquoted(
     tag that YAML 1.1 reads as a boolean, a number or a date (`no`, `0755`, `2024-01-01`),
     by JSON pointer, as that type's name and the scalar as written. They are found in the
     one walk of the node tree that also checks it."""
-    too_many = too_many_values(raw, file, yaml=True) if len(raw) > MAX_VALUES // 4 else None
-    if too_many is not None:
-        raise too_many
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        diagnostic = Diagnostic(
-            f"{code_prefix}_INVALID_UTF8", f"not valid utf-8 at byte {error.start}", Location(file)
-        )
-        raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
+    text = document_text(raw, file, code_prefix)
     loader = _StrictLoader(text)
     try:
         root = loader.get_single_node()
@@ -323,6 +314,31 @@ def parse_yaml_unquoted(
     finally:
         loader.dispose()
     return data, root, unquoted
+
+
+def document_text(raw: bytes, file: str, code_prefix: str) -> str:
+    """The text of a YAML document's bytes, once they can hold no more values than a
+    document may (`INPUT_TOO_MANY_RECORDS`) and are UTF-8 (`{code_prefix}_INVALID_UTF8`).
+
+    Raises:
+        RulecheckError: exit 1 for either problem.
+    """
+    too_many = too_many_values(raw, file, yaml=True) if len(raw) > MAX_VALUES // 4 else None
+    if too_many is not None:
+        raise too_many
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        diagnostic = Diagnostic(
+            f"{code_prefix}_INVALID_UTF8", f"not valid utf-8 at byte {error.start}", Location(file)
+        )
+        raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
+
+
+def strict_loader(text: str) -> yaml.SafeLoader:
+    """The strict loader over one document's text (libyaml's parser when installed);
+    the caller disposes of it."""
+    return _StrictLoader(text)
 
 
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -393,15 +409,22 @@ _IMPLICIT_TYPES = {
 _YAML_11 = yaml.resolver.Resolver()
 
 
+def yaml_11_type(plain: str) -> str | None:
+    """What YAML 1.1 reads a plain scalar as when not a string (`boolean`, `number`,
+    `date`); None for a string."""
+    tag = _YAML_11.resolve(yaml.ScalarNode, plain, (True, False))  # type: ignore[no-untyped-call]
+    return _IMPLICIT_TYPES.get(tag)
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 # A YAML 1.1 timestamp, the only implicit type the strict loader does not resolve, starts
 # with four of these and a `-`: a plain scalar it reads as text that does not is text to
 # YAML 1.1 too.
 _DIGITS = frozenset("0123456789")
-_NUMBER_TAGS = (_INT_TAG, _FLOAT_TAG)
+_NUMBER_TAGS = (INT_TAG, FLOAT_TAG)
 
 
-def _scalar_fits(node: yaml.Node) -> bool:
+def scalar_fits(node: yaml.Node) -> bool:
     """No string too long, no number out of range (what `_scalar_problem` refuses)."""
     if len(node.value) > MAX_STRING_CHARS:
         return False
@@ -444,7 +467,7 @@ class _Scan:
         if self._aliased and not self._first_time(node):
             return False
         if node.__class__ is yaml.ScalarNode:
-            if not _scalar_fits(node):
+            if not scalar_fits(node):
                 return False
             if value and not node.style:  # neither quoted, literal nor folded
                 self._plain(node)
@@ -456,13 +479,13 @@ class _Scan:
             self._keys(node)
             for key, item in node.value:
                 if key.__class__ is yaml.ScalarNode and not self._aliased:
-                    if not _scalar_fits(key):
+                    if not scalar_fits(key):
                         return False
                 elif not self.visit(key, depth + 1, value=False):
                     return False
                 path.append(key.value)
                 if item.__class__ is yaml.ScalarNode and not self._aliased:
-                    if not _scalar_fits(item):
+                    if not scalar_fits(item):
                         return False
                     if not item.style:
                         self._plain(item)
@@ -504,9 +527,9 @@ class _Scan:
             return  # the strict loader resolved every implicit type but a timestamp
         if self._text.startswith("!", node.start_mark.index):  # an explicit tag says what it is
             return
-        tag = _YAML_11.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-        if tag in _IMPLICIT_TYPES:
-            self.unquoted[pointer_of(self._path)] = (_IMPLICIT_TYPES[tag], text)
+        found = yaml_11_type(text)
+        if found is not None:
+            self.unquoted[pointer_of(self._path)] = (found, text)
 
     def duplicates(self, file: str) -> list[Diagnostic]:
         """Every key written twice in the same mapping, as `_duplicates` reports them."""

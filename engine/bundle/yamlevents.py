@@ -1,0 +1,260 @@
+"""Strict YAML built straight from the parser's event stream, without a node tree.
+
+`yamldoc.parse_yaml_unquoted` composes the whole node tree first (each value a node with
+two position marks) to check it, then builds the values from it: for a large document
+the tree is several times the size of its values (a 9 MB adjudication manifest peaked at
+over 200 MiB). Here each event becomes part of the value as it arrives, and the same
+checks are made on the way: nesting depth, string length, numbers held exactly, duplicate
+keys, and the unquoted scalars YAML 1.1 reads as another type.
+
+Only the plain shape is built here: mappings with text keys, lists, and scalars that are
+text, numbers, booleans or null, with no tag, anchor or alias. A document with anything
+else, or with a problem, is read again by `yamldoc`, which decides exactly as before, so
+a refusal is the one it always was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.events import (
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from engine.bundle import yamldoc
+from engine.limits import MAX_NESTING, MAX_STRING_CHARS
+from engine.pointer import pointer_of
+
+_STR_TAG = "tag:yaml.org,2002:str"
+# The scalar types this reader builds itself, with PyYAML's safe constructor of each.
+_BUILT = {
+    f"tag:yaml.org,2002:{name}": getattr(yaml.SafeLoader, f"construct_yaml_{name}")
+    for name in ("int", "float", "bool", "null")
+}
+_NUMBER_TAGS = frozenset((yamldoc.INT_TAG, yamldoc.FLOAT_TAG))
+_DIGITS = frozenset("0123456789")
+
+
+class _Unusual(Exception):
+    """The document is not of the plain shape this reader builds (or has a problem):
+    `yamldoc` reads it and decides."""
+
+
+def load_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, dict[str, tuple[str, str]]]:
+    """The value of one strict YAML document, and its unquoted scalars by JSON pointer
+    (what `yamldoc.parse_yaml_unquoted` returns but the node tree).
+
+    Raises:
+        RulecheckError: exit 1 when the document is malformed, as `parse_yaml_unquoted`.
+    """
+    text = yamldoc.document_text(raw, file, code_prefix)
+    loader = yamldoc.strict_loader(text)
+    try:
+        built = _EventBuilder(loader).document()
+    except (_Unusual, yaml.YAMLError, ValueError, TypeError, OverflowError, IndexError, KeyError):
+        built = None
+    finally:
+        loader.dispose()
+    if built is None:
+        data, _root, unquoted = yamldoc.parse_yaml_unquoted(raw, file, code_prefix)
+        return data, unquoted
+    return built
+
+
+def yaml_positions_of(raw: bytes, file: str) -> dict[str, tuple[int, int]]:
+    """The 1-based (line, column) of every value of a YAML document that parsed, by JSON
+    pointer (`yamldoc.yaml_positions` of its node tree, without the tree)."""
+    text = yamldoc.document_text(raw, file, "INPUT")
+    loader = yamldoc.strict_loader(text)
+    try:
+        found: dict[str, tuple[int, int]] | None = _positions(loader)
+    except (_Unusual, yaml.YAMLError):
+        found = None
+    finally:
+        loader.dispose()
+    if found is None:
+        _value, root = yamldoc.parse_yaml(raw, file, "INPUT")
+        return yamldoc.yaml_positions(root)
+    return found
+
+
+class _EventBuilder:
+    """One document's value, built event by event (see the module's docstring)."""
+
+    __slots__ = ("_containers", "_keys", "_loader", "_names", "unquoted")
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+        self._containers: list[Any] = []  # the open mappings and lists, outermost first
+        self._keys: list[Any] = []  # per open container: the key whose value comes next
+        self._names: dict[str, str] = {}  # one text per member name, as `_TreeBuilder`
+        self.unquoted: dict[str, tuple[str, str]] = {}
+
+    def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
+        """The document's value and its unquoted scalars; `_Unusual` where `yamldoc`
+        must decide."""
+        get = self._loader.get_event
+        get()  # the stream's start
+        if get().__class__ is not DocumentStartEvent:
+            raise _Unusual  # an empty stream
+        root = self._value(get)
+        if get().__class__ is not DocumentEndEvent or get().__class__ is not StreamEndEvent:
+            raise _Unusual  # a second document
+        return root, self.unquoted
+
+    def _value(self, get: Any) -> Any:
+        containers, keys = self._containers, self._keys
+        while True:
+            event = get()
+            kind = event.__class__
+            top = containers[-1] if containers else None
+            if kind is ScalarEvent:
+                if top.__class__ is dict and keys[-1] is _NO_KEY:
+                    keys[-1] = self._key(event, top)
+                    continue
+                value = self._scalar(event)
+                if not event.style:  # neither quoted, literal nor folded
+                    self._note_unquoted(event.value, value)
+                if top is None:
+                    return value
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                if event.anchor is not None or event.tag is not None:
+                    raise _Unusual
+                if len(containers) >= MAX_NESTING or (
+                    top.__class__ is dict and keys[-1] is _NO_KEY
+                ):
+                    raise _Unusual  # too deep, or a mapping or list as a key
+                value = {} if kind is MappingStartEvent else []
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                done = containers.pop()
+                keys.pop()
+                if not containers:
+                    return done
+                keys[-1] = _NO_KEY  # the mapping's value is complete (a list ignores it)
+                continue
+            else:
+                raise _Unusual  # an alias
+            if top.__class__ is dict:
+                top[keys[-1]] = value
+                if kind is ScalarEvent:
+                    keys[-1] = _NO_KEY  # a container's key stays until it ends: its path
+            elif top is not None:
+                top.append(value)
+            if kind is not ScalarEvent:
+                containers.append(value)
+                keys.append(_NO_KEY)
+
+    def _key(self, event: Any, mapping: dict[str, Any]) -> str:
+        """A member name: text, written once in its mapping."""
+        if event.anchor is not None or event.tag is not None:
+            raise _Unusual
+        text: str = event.value
+        if len(text) > MAX_STRING_CHARS:
+            raise _Unusual
+        if self._loader.resolve(yaml.ScalarNode, text, event.implicit) != _STR_TAG:
+            raise _Unusual  # a number, boolean, null, merge (`<<`) or `=` as a key
+        if text in mapping:
+            raise _Unusual  # a duplicate key: `yamldoc` reports every one
+        return self._names.setdefault(text, text)
+
+    def _scalar(self, event: Any) -> Any:
+        if event.anchor is not None or event.tag is not None:
+            raise _Unusual
+        text: str = event.value
+        if len(text) > MAX_STRING_CHARS:
+            raise _Unusual
+        tag = self._loader.resolve(yaml.ScalarNode, text, event.implicit)
+        if tag == _STR_TAG:
+            return text
+        build = _BUILT.get(tag)
+        if build is None:
+            raise _Unusual
+        node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+        if tag in _NUMBER_TAGS and not yamldoc.scalar_fits(node):
+            raise _Unusual
+        return build(self._loader, node)
+
+    def _note_unquoted(self, text: str, value: Any) -> None:
+        """A plain scalar that YAML 1.1 reads as a boolean, number or date (see
+        `yamldoc._Scan._plain`): the strict loader resolved every implicit type but a
+        timestamp, which starts with four digits and a `-`."""
+        if value.__class__ is str and (text[4:5] != "-" or text[:1] not in _DIGITS):
+            return
+        found = yamldoc.yaml_11_type(text)
+        if found is not None:
+            self.unquoted[pointer_of(self._path())] = (found, text)
+
+    def _path(self) -> list[Any]:
+        """The path of the value being placed: each open container's key or index."""
+        containers = self._containers
+        return [
+            key if container.__class__ is dict else len(container) - (depth < len(containers) - 1)
+            for depth, (container, key) in enumerate(zip(containers, self._keys, strict=True))
+        ]
+
+
+class _NoKey:
+    """The key of a mapping whose next scalar is a key, not a value."""
+
+    __slots__ = ()
+
+
+_NO_KEY: Any = _NoKey()
+
+
+def _positions(loader: Any) -> dict[str, tuple[int, int]]:
+    """Every value's position, by pointer, from the event stream."""
+    get, resolve = loader.get_event, loader.resolve
+    get()
+    if get().__class__ is not DocumentStartEvent:
+        raise _Unusual
+    found: dict[str, tuple[int, int]] = {}
+    path: list[Any] = []  # the tokens of the open containers but the outermost
+    following: list[Any] = []  # per open container: its next key (mapping) or index (list)
+    while True:
+        event = get()
+        kind = event.__class__
+        if kind is MappingEndEvent or kind is SequenceEndEvent:
+            following.pop()
+            if not path:
+                return found
+            path.pop()
+            _advance(following)
+            continue
+        if kind not in _VALUE_EVENTS or event.anchor is not None or event.tag is not None:
+            raise _Unusual
+        if kind is ScalarEvent and following and following[-1] is _NO_KEY:
+            if resolve(yaml.ScalarNode, event.value, event.implicit) != _STR_TAG:
+                raise _Unusual  # a key PyYAML rewrites (`<<`) or builds as another type
+            following[-1] = event.value
+            continue
+        mark = event.start_mark
+        found[pointer_of([*path, following[-1]]) if following else ""] = (
+            mark.line + 1,
+            mark.column + 1,
+        )
+        if kind is ScalarEvent:
+            if not following:
+                return found
+            _advance(following)
+            continue
+        if following:
+            path.append(following[-1])
+        following.append(_NO_KEY if kind is MappingStartEvent else 0)
+
+
+_VALUE_EVENTS = frozenset((ScalarEvent, MappingStartEvent, SequenceStartEvent))
+
+
+def _advance(following: list[Any]) -> None:
+    """The next key or index of the innermost open container, after one of its values."""
+    if following:
+        following[-1] = _NO_KEY if following[-1].__class__ is not int else following[-1] + 1
