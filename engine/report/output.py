@@ -14,6 +14,19 @@ _FLOAT_TEXT = float.__repr__
 _INFINITY = float("inf")
 
 
+# A large report is millions of small texts before they are joined (about 100 MiB for
+# the 19 MB report of a 10,000-session campaign): they are joined as they accumulate, in
+# the long lists that make them, so the text is held about twice at the most.
+_PIECES_KEPT = 1 << 16
+
+
+def _join_pieces(out: list[str]) -> None:
+    """The texts written so far, joined into one."""
+    joined = "".join(out)
+    out.clear()
+    out.append(joined)
+
+
 class _Unusual(Exception):
     """A value the fast writer leaves to `json.dumps` (which writes it or says why not)."""
 
@@ -105,6 +118,8 @@ def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[str
             first = False
         else:
             out.append(separator)
+            if len(out) > _PIECES_KEPT:
+                _join_pieces(out)
         if item.__class__ is str:
             out.append(encode_basestring(item))
         else:
