@@ -152,6 +152,26 @@ def read_input(path: Path) -> bytes:
         RulecheckError: exit 2 with `FILE_UNREADABLE`, `INPUT_NOT_REGULAR` or
             `INPUT_TOO_LARGE`, located at the file. No other exception escapes.
     """
+    raw = _read_within_limits(path)
+    log = _READ_LOG.get()
+    if log is not None:
+        log[os.path.abspath(path)] = hashlib.sha256(raw).hexdigest()
+    return raw
+
+
+def read_again(path: Path, sha256: str) -> bytes | None:
+    """The bytes of an input file read before, read again (as `read_input`) to locate
+    something in them; None when the file cannot be read or its bytes are no longer
+    those whose sha256 was taken. Not recorded as an input: what was judged is what was
+    read the first time."""
+    try:
+        raw = _read_within_limits(path)
+    except RulecheckError:
+        return None
+    return raw if hashlib.sha256(raw).hexdigest() == sha256 else None
+
+
+def _read_within_limits(path: Path) -> bytes:
     # Read through the descriptor, not a stream: a campaign reads thousands of small
     # files, and a buffered stream's set-up costs as much as the read.
     handle, size = _open_regular(path)
@@ -163,9 +183,6 @@ def read_input(path: Path) -> bytes:
     finally:
         os.close(handle)
     _check_size(path, len(raw))  # grew while being read
-    log = _READ_LOG.get()
-    if log is not None:
-        log[os.path.abspath(path)] = hashlib.sha256(raw).hexdigest()
     return raw
 
 

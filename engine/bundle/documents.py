@@ -20,7 +20,7 @@ from engine.bundle.yamlevents import load_yaml, yaml_positions_of
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
-from engine.limits import MAX_RECORDS, MAX_VALUES, read_input, too_many_values
+from engine.limits import MAX_RECORDS, MAX_VALUES, read_again, read_input, too_many_values
 
 # Texts up to this length are shared between the records of a JSON Lines document (IDs,
 # hashes, times, enumerations); longer ones are rarely repeated.
@@ -31,16 +31,72 @@ FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 DERIVED_FORMAT = "table"
 
 
+# A document's bytes up to this size are held with it; a larger document's are read again
+# (and checked against their sha256) only when something in it is located. A campaign's
+# JSON Lines and YAML records are tens of MiB, held for the whole evaluation otherwise.
+HELD_BYTES = 1 << 20
+
+
+class SourceBytes:
+    """The bytes a document was parsed from: their sha256, and the bytes themselves, held
+    (a small or computed document) or read again from the file when first asked for."""
+
+    __slots__ = ("_held", "_sha256", "file", "size")
+
+    def __init__(self, raw: bytes, file: str, *, held: bool = False) -> None:
+        self.file = file
+        self.size = len(raw)
+        held = held or len(raw) <= HELD_BYTES
+        self._held: bytes | None = raw if held else None
+        self._sha256 = "" if held else hashlib.sha256(raw).hexdigest()
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of the bytes parsed."""
+        if not self._sha256:
+            assert self._held is not None  # a digest is taken whenever the bytes are let go
+            self._sha256 = hashlib.sha256(self._held).hexdigest()
+        return self._sha256
+
+    @property
+    def held(self) -> bool:
+        """Whether the bytes are in memory now."""
+        return self._held is not None
+
+    def read(self) -> bytes | None:
+        """The bytes parsed; None when they were let go and the file no longer holds them
+        (it changed since it was read, or cannot be read)."""
+        if self._held is None:
+            self._held = read_again(Path(self.file), self._sha256)
+        return self._held
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceBytes):
+            return NotImplemented
+        return (self.file, self.size, self.sha256) == (other.file, other.size, other.sha256)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.size, self.sha256))
+
+    def __repr__(self) -> str:
+        return f"SourceBytes({self.file!r}, {self.size} bytes)"
+
+
 class RecordLines(Sequence[tuple[int, bytes]]):
     """Each JSON Lines record's physical line and bytes, as `(line, bytes)`, cut from the
     document's bytes when asked for: a record's bytes are not held twice (as part of the
-    file and on their own), only three numbers per record."""
+    file and on their own), only three numbers per record. Where the document's bytes are
+    not held, each record's sha256 is taken while reading (`sha256`), so hashing records
+    needs no second read."""
 
-    __slots__ = ("_raw", "_spans")
+    __slots__ = ("_digests", "_source", "_spans")
 
-    def __init__(self, raw: bytes, spans: Iterable[tuple[int, int, int]] = ()) -> None:
-        self._raw = raw
+    def __init__(
+        self, source: SourceBytes, spans: Iterable[tuple[int, int, int]] = (), digests: bytes = b""
+    ) -> None:
+        self._source = source
         self._spans = array("q", [number for span in spans for number in span])
+        self._digests = digests  # 32 bytes per record, or none when the bytes are held
 
     def __len__(self) -> int:
         return len(self._spans) // 3
@@ -52,14 +108,32 @@ class RecordLines(Sequence[tuple[int, bytes]]):
     def __getitem__(self, index: slice) -> Sequence[tuple[int, bytes]]: ...
 
     def __getitem__(self, index: int | slice) -> Any:
+        """A record's line and bytes (empty bytes when the file changed since it was
+        read, and the document's bytes were not held)."""
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        line, start, end = self._span(index)
+        raw = self._source.read()
+        return line, raw[start:end] if raw is not None else b""
+
+    def line(self, index: int) -> int:
+        """The physical line of record `index`."""
+        return self._span(index)[0]
+
+    def sha256(self, index: int) -> str:
+        """The sha256 of record `index`'s bytes, without its line end."""
+        if self._digests:
+            self._span(index)  # the index is checked
+            return self._digests[32 * index : 32 * index + 32].hex()
+        return hashlib.sha256(self[index][1].rstrip(b"\r")).hexdigest()
+
+    def _span(self, index: int) -> tuple[int, int, int]:
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("record index out of range")
         line, start, end = self._spans[3 * index : 3 * index + 3]
-        return line, self._raw[start:end]
+        return line, start, end
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -78,16 +152,16 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
     asked for (to locate a finding): most documents are never asked, and the positions of
     every value of a large document take more memory than its data."""
 
-    __slots__ = ("_file", "_found", "_raw")
+    __slots__ = ("_found", "_source")
 
-    def __init__(self, raw: bytes, file: str) -> None:
-        self._raw = raw
-        self._file = file
+    def __init__(self, source: SourceBytes) -> None:
+        self._source = source
         self._found: dict[str, tuple[int, int]] | None = None
 
     def _positions(self) -> dict[str, tuple[int, int]]:
         if self._found is None:
-            self._found = yaml_positions_of(self._raw, self._file)  # it parsed before
+            raw = self._source.read()  # it parsed before, unless it changed since
+            self._found = {} if raw is None else yaml_positions_of(raw, self._source.file)
         return self._found
 
     def __getitem__(self, pointer: str) -> tuple[int, int]:
@@ -105,10 +179,10 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
         return dict(self) == dict(other)
 
     def __hash__(self) -> int:
-        return hash(self._raw)
+        return hash(self._source)
 
     def __repr__(self) -> str:
-        return f"YamlPositions({self._file!r})"
+        return f"YamlPositions({self._source.file!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +190,7 @@ class Document:
     """One parsed input file.
 
     `value` is what the rules read: the parsed JSON or YAML value, or for JSON Lines the
-    list of records (blank lines skipped). `raw` is the bytes it was parsed from; for JSON
+    list of records (blank lines skipped). `source` is the bytes it was parsed from; for JSON
     Lines, `record_lines` holds each record's line number and bytes, for YAML,
     `yaml_positions` where each value was written (both serve `position`), and
     `yaml_unquoted` the unquoted scalars YAML reads as a boolean, number or date.
@@ -126,19 +200,19 @@ class Document:
     file: str
     format: str
     value: Any
-    raw: bytes
+    source: SourceBytes
     record_lines: Sequence[tuple[int, bytes]] = ()
     yaml_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     yaml_unquoted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # A document of many files (`notes/*.yaml`): one per file, in path order; `value` is
-    # the list of their values and `raw` the canonical list of their paths and sha256.
+    # the list of their values and `source` the canonical list of their paths and sha256.
     members: tuple[Document, ...] = ()
     relative: str = ""  # the path inside the bundle, for a member
 
     @property
     def sha256(self) -> str:
         """The sha256 of the bytes the document was parsed from."""
-        return hashlib.sha256(self.raw).hexdigest()
+        return self.source.sha256
 
     def locate(self, pointer: str) -> Location:
         """Where the value at `pointer` was written: its file, line and column, and the
@@ -176,7 +250,8 @@ class Document:
             line, record = self.record_lines[int(head)]
             found = locate(record, slash + rest)
             return line, found[1] if found is not None else None
-        found = locate(self.raw, pointer)
+        raw = self.source.read()
+        found = locate(raw, pointer) if raw is not None else None
         return found if found is not None else (None, None)
 
 
@@ -252,17 +327,18 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
         raw = read_input(path)
     if kind == "yaml":
         value, unquoted = load_yaml(raw, file, "INPUT")
+        source = SourceBytes(raw, file)
         return Document(
             name,
             file,
             kind,
             value,
-            raw,
-            yaml_positions=YamlPositions(raw, file),
+            source,
+            yaml_positions=YamlPositions(source),
             yaml_unquoted=unquoted,
         )
     if kind == "json":
-        return Document(name, file, kind, loads_strict(raw, file), raw)
+        return Document(name, file, kind, loads_strict(raw, file), SourceBytes(raw, file))
     too_many = too_many_values(raw, file) if len(raw) > MAX_VALUES else None
     if too_many is not None:
         raise too_many
@@ -277,6 +353,8 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
     shared: dict[str, str] = {}
+    source = SourceBytes(raw, file)
+    digests = bytearray()
     for number, begin, end in _line_spans(raw):
         line = raw[begin:end]
         if not line.strip():
@@ -284,6 +362,8 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
         try:
             records.append(_sharing(loads_strict(line, file), shared))
             spans.append((number, begin, end))
+            if not source.held:
+                digests += hashlib.sha256(line.rstrip(b"\r")).digest()
         except RulecheckError as error:
             problems += [
                 Diagnostic(
@@ -295,7 +375,8 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
             ]
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
-    return Document(name, file, kind, records, raw, record_lines=RecordLines(raw, spans))
+    lines = RecordLines(source, spans, bytes(digests))
+    return Document(name, file, kind, records, source, record_lines=lines)
 
 
 def _line_spans(raw: bytes) -> Iterator[tuple[int, int, int]]:
@@ -331,6 +412,6 @@ def _sharing(record: Any, shared: dict[str, str]) -> Any:
 def document_of_files(name: str, pattern: str, kind: str, members: list[Document]) -> Document:
     """One document of many files (`notes/*.yaml`): the members in the order given."""
     listing = [{"path": m.relative, "sha256": m.sha256} for m in members]
-    raw = canonical_json(listing)
+    source = SourceBytes(canonical_json(listing), pattern, held=True)
     value = [m.value for m in members]
-    return Document(name, pattern, kind, value, raw, members=tuple(members))
+    return Document(name, pattern, kind, value, source, members=tuple(members))

@@ -233,8 +233,11 @@ def schema_problems(
     if document.format == "jsonl":
         found = []
         for index, record in enumerate(document.value):
+            problems = validate(record)
+            if not problems:
+                continue
             line, raw = document.record_lines[index]
-            for pointer, _keyword, message in validate(record):
+            for pointer, _keyword, message in problems:
                 position = locate(raw, pointer)
                 column = position[1] if position else None
                 where = Location(document.file, line, column, pointer=f"/{index}{pointer}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.bundle import paths
+from engine.bundle.documents import RecordLines
 from engine.bundle.strictjson import loads_strict
 from engine.errors import RulecheckError
 from engine.limits import read_input
@@ -100,7 +101,7 @@ class Facts:
 
     ruleset_hash: str = ""
     root: Path | None = None
-    records: Mapping[str, Sequence[tuple[int, bytes]]] = field(default_factory=dict)
+    records: Mapping[str, RecordLines] = field(default_factory=dict)
     # per document of many files, the sha256 of each of its files, in its order
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `check(PROTOCOL, files, given)`: runs a protocol on files of this bundle (None outside one)
@@ -147,15 +148,24 @@ class Facts:
         """The sha256 of the file of document `document` that holds `pointer` (`/N...`)."""
         return _entry_at(self.members.get(document), pointer)
 
-    def record(self, document: str, pointer: str) -> tuple[int, bytes] | None:
-        """The line and bytes of the JSON Lines record at `pointer` (`/N...`) of `document`."""
-        return _entry_at(self.records.get(document), pointer)
+    def record(self, document: str, pointer: str) -> tuple[RecordLines, int] | None:
+        """The records of JSON Lines document `document` and the index of the one that
+        holds `pointer` (`/N...`); None when it holds no such record."""
+        lines = self.records.get(document)
+        index = _index_at(lines, pointer)
+        return None if lines is None or index is None else (lines, index)
 
 
 def _entry_at(entries: Sequence[T] | None, pointer: str) -> T | None:
-    """The entry of a document's list (its files, its records) that holds `pointer`: the
-    one its first reference token `/N` indexes; None when there is no such entry."""
+    """The entry of a document's list (its files) that holds `pointer` (see `_index_at`)."""
+    index = _index_at(entries, pointer)
+    return None if entries is None or index is None else entries[index]
+
+
+def _index_at(entries: Sequence[Any] | None, pointer: str) -> int | None:
+    """The index of the entry of a document's list (its files, its records) that holds
+    `pointer`: the one its first reference token `/N` indexes; None when there is none."""
     head = pointer.split("/")[1] if pointer.count("/") else ""
     if entries is None or not head.isdigit() or int(head) >= len(entries):
         return None
-    return entries[int(head)]
+    return int(head)

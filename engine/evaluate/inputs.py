@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.documents import Document
+from engine.bundle.documents import Document, RecordLines
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate.compile import Context
@@ -125,7 +125,11 @@ def documents_context(
     )
     if built.problems:
         raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)
-    records = {name: d.record_lines for name, d in documents.items() if d.format == "jsonl"}
+    records = {
+        name: lines
+        for name, d in documents.items()
+        if isinstance(lines := d.record_lines, RecordLines)
+    }
     members = {n: tuple(m.sha256 for m in d.members) for n, d in documents.items() if d.members}
     facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, members, nested, files)
     return Context(built, facts)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.bundle.documents import DERIVED_FORMAT, Document
+from engine.bundle.documents import DERIVED_FORMAT, Document, SourceBytes
 from engine.bundle.protocol_bundle import (
     ProtocolBundle,
     bundle_has,
@@ -245,7 +245,8 @@ def derive_document(
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
     shown = f"table {clause.table.text}"
-    document = Document(clause.name.text, shown, DERIVED_FORMAT, records, canonical_json(records))
+    source = SourceBytes(canonical_json(records), shown, held=True)
+    document = Document(clause.name.text, shown, DERIVED_FORMAT, records, source)
     return document, table
 
 

@@ -18,6 +18,7 @@ from fractions import Fraction
 from importlib import metadata
 from typing import Any
 
+from engine.bundle.documents import RecordLines
 from engine.errors import RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
@@ -821,7 +822,7 @@ def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
         return None
 
 
-def _record(ctx: Context, node: Any, what: str) -> tuple[int, bytes]:
+def _record(ctx: Context, node: Any, what: str) -> tuple[RecordLines, int]:
     if node.__class__ is not tuple:
         raise EvaluationError(f"`{what}` needs a node, found {_shown(node)}")
     place = ctx.graph.place(node)
@@ -833,7 +834,8 @@ def _record(ctx: Context, node: Any, what: str) -> tuple[int, bytes]:
 
 def record_sha256(ctx: Context, node: Any) -> str:
     """The sha256 of the bytes of the JSON Lines record a node was read from (no line end)."""
-    return hashlib.sha256(_record(ctx, node, "record_sha256")[1].rstrip(b"\r")).hexdigest()
+    lines, index = _record(ctx, node, "record_sha256")
+    return lines.sha256(index)
 
 
 def member_sha256(ctx: Context, node: Any) -> str:
@@ -851,7 +853,8 @@ def member_sha256(ctx: Context, node: Any) -> str:
 
 def record_line(ctx: Context, node: Any) -> int:
     """The physical line of the JSON Lines record a node was read from."""
-    return _record(ctx, node, "record_line")[0]
+    lines, index = _record(ctx, node, "record_line")
+    return lines.line(index)
 
 
 def seeded_order(seed: Any, label: Any, items: Any) -> list[str]:
