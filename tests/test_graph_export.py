@@ -22,10 +22,14 @@ def test_the_networkx_graph_is_the_evaluated_graph() -> None:
     graph = build_graph(program.graph("answer"), documents)
     exported = graph.nx_graph()
     assert set(exported.nodes) == set(graph.attrs)
-    for node, attrs in graph.attrs.items():
+    for node in graph.attrs:
         place = graph.place(node)
         assert place is not None
-        assert exported.nodes[node] == {**attrs, "@document": place[0], "@pointer": place[1]}
+        shown = {**graph.node_attrs(node), "@document": place[0], "@pointer": place[1]}
+        assert exported.nodes[node] == shown
+        assert exported.nodes[node].get("id") == graph.id_of(node)  # `packet` is keyed by packet_id
+    packet = graph.by_kind["packet"][0]
+    assert "id" not in graph.attrs[packet] and exported.nodes[packet]["id"] == "P1"
     claim = graph.by_kind["claim"][0]
     assert graph.place(claim) == ("answer", "/final/claims/0")
     assert graph.record(claim) is documents["answer"]["final"]["claims"][0]  # not a copy

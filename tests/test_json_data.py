@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.evaluate.runtime import json_data
+from engine.graph.build import Graph
 
 _json = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
@@ -51,7 +52,11 @@ def test_values_that_are_not_json_are_converted_however_deep(leaf: Any, expected
 
 def test_a_node_deep_inside_is_its_id_or_an_error() -> None:
     node = ("claim", 0)
-    assert json_data(_deep(node), {node: {"id": "C1"}}) == _deep("C1")
+    graph = Graph({"claim": [node]}, {node: {"id": "C1"}}, {}, {})
+    assert json_data(_deep(node), graph) == _deep("C1")
+    keyed = Graph({"claim": [node]}, {node: {"claim_id": "C2", "id": "x"}}, {}, {})
+    keyed.keys["claim"] = "claim_id"  # the id is read through the kind's key
+    assert json_data(_deep(node), keyed) == _deep("C2")
     with pytest.raises(ValueError, match="a node is not a JSON value"):
         json_data(_deep(node))
 

@@ -36,7 +36,7 @@ def describe_binding(
             if owned is not None and owned[0] in subjects:
                 element = (owned[0], f"{owned[1]}/{attribute}/{index}")
         elif isinstance(value, tuple) and value in ctx.graph.attrs:
-            identity = ctx.graph.attrs[value].get("id")
+            identity = ctx.graph.id_of(value)
             place = ctx.graph.place(value)
             if identity is not None:
                 ids.append(str(identity))

@@ -39,8 +39,8 @@ _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; K = G.by_kind"
 # Run-time functions of operators, aggregates and the builtins compiled specially; the
 # other builtins' functions come from the builtin table.
 _RUNTIME_NAMES = (
-    "coll attr eq member lt le gt ge add sub mul div neg not_ median lower_quartile upper_quartile "
-    "mean minimum maximum "
+    "coll attr attr_id eq member lt le gt ge add sub mul div neg not_ median lower_quartile "
+    "upper_quartile mean minimum maximum "
     "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure "
     "remember"
 )
@@ -637,6 +637,11 @@ class Compiler:
                 return "None"
             case ast.Name():
                 return self._name(node, scope)
+            case ast.Attribute() if node.name == "id":  # a node's id, in its key member
+                target = self._e(node.target, scope)
+                if self._is_node_local(target):
+                    return f"G.id_of({target})"
+                return f"_attr_id(G, {target})"
             case ast.Attribute():
                 target = self._e(node.target, scope)
                 if target in self._node_attrs:
@@ -762,7 +767,7 @@ class Compiler:
                 assert isinstance(first, ast.Name)
                 return self._graph_constant(f"G.id_set({first.id!r})")
             case "ids":
-                return f"_node_ids(A, {args[0]})"
+                return f"_node_ids(G, {args[0]})"
             case "union" if node.args and all(self._is_kind(arg, scope) for arg in node.args):
                 kinds = tuple(arg.id for arg in node.args if isinstance(arg, ast.Name))
                 return self._graph_constant(f"G.kinds_union({kinds!r})")

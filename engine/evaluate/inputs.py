@@ -21,7 +21,7 @@ from engine.evaluate.facts import BundleFiles, Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
 from engine.gcpolicy import collector_paused
-from engine.graph.build import GraphSpec, build_graph
+from engine.graph.build import Graph, GraphSpec, build_graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +32,8 @@ class GraphResult:
     documents: dict[str, Document]
     evaluation: Evaluation
     ruleset_hash: str
-    # every node's attributes (for a table's nodes written as their ids)
-    nodes: dict[Any, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    # the graph evaluated (for a table's nodes written as their ids)
+    nodes: Graph | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -98,9 +98,7 @@ def evaluate_documents(
     with collector_paused():  # see engine/gcpolicy.py
         ctx = documents_context(program.graph(graph), program, documents, root, nested, files)
         evaluation = program.evaluate(graph, ctx, frozenset(documents), done, tables)
-    return GraphResult(
-        graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph.attrs
-    )
+    return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph)
 
 
 def documents_context(

@@ -30,6 +30,7 @@ from engine.evaluate.program import DecisionResult, Program
 from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
+from engine.graph.build import Graph
 from engine.syntax import ast
 
 
@@ -238,7 +239,7 @@ def derive_document(
         program.graph_reading(graph, clause.table.text), program, documents, *where
     )
     table = run_table(program.table(clause.table.text), ctx)
-    records, missing = table_records(table, ctx.graph.attrs)
+    records, missing = table_records(table, ctx.graph)
     problems = [
         _cell_problem(clause, table.hash, cell.ids, cell.column, cell.why) for cell in missing
     ]
@@ -275,7 +276,7 @@ class MissingCell:
 
 
 def table_records(
-    table: TableResult, nodes: Mapping[Any, Mapping[str, Any]]
+    table: TableResult, nodes: Graph | None
 ) -> tuple[list[dict[str, Any]], list[MissingCell]]:
     """Each row of a table as an object of its columns' JSON values (a node as its id),
     and every cell that has none (its record then lacks that column)."""
@@ -300,7 +301,7 @@ def first_per_row(missing: list[MissingCell]) -> list[MissingCell]:
     return list(first.values())
 
 
-def cell_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]]) -> Any:
+def cell_data(value: Any, nodes: Graph | None) -> Any:
     """A table cell as JSON data (a node as its id); an error cell raises ValueError."""
     if isinstance(value, CellError):
         raise ValueError(value.message)
@@ -328,7 +329,7 @@ def freeze_rows(
     bundle = load_protocol_bundle(root, dataclasses.replace(protocol, documents=clauses))
     ctx = documents_context(spec, program, bundle.documents, root)
     table = run_table(program.table(freeze.table.text), ctx)
-    rows, missing = table_records(table, ctx.graph.attrs)
+    rows, missing = table_records(table, ctx.graph)
     if missing:
         where = Location(freeze.span.file, freeze.span.line, freeze.span.column)
         problems = [

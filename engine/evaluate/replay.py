@@ -116,11 +116,11 @@ def _family(value: Any) -> str | None:
 
 def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
     """The replay's events sorted by the order attribute, or why they cannot be."""
-    attrs = graph.attrs
+    attrs = {node: graph.node_attrs(node) for node in graph.by_kind.get(spec.kind, ())}
     events = [
         node
-        for node in graph.by_kind.get(spec.kind, ())
-        if spec.where is None or attrs[node].get(spec.where) == spec.where_value
+        for node, values in attrs.items()
+        if spec.where is None or values.get(spec.where) == spec.where_value
     ]
     values = [attrs[node].get(spec.order) for node in events]
     families = {_family(value) for value in values}
@@ -158,13 +158,12 @@ def replay(graph: Graph, spec: Machine) -> Replay:
     steps: dict[Any, Step | str] = {}
     entities: dict[str, EntityTrace] = {}
     keys: dict[Any, Any] = {}
-    attrs = graph.attrs
     skip = frozenset({"id", spec.order, *spec.record_key})
     running: Any = 0
     positions: list[Any] = []
     totals: list[Any] = []
     for node in events:
-        values = attrs[node]
+        values = graph.node_attrs(node)
         positions.append(values.get(spec.order))
         totals.append(running)
         entity, name = values.get(spec.entity), values.get(spec.event)

@@ -10,7 +10,7 @@ import functools
 import hashlib
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -137,7 +137,8 @@ def items(value: Any, what: str) -> Iterable[Any]:
 
 
 def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:
-    """`value.name` for a node (an attribute) or a map (an entry); null stays null."""
+    """`value.name` for a node (an attribute) or a map (an entry); null stays null. A
+    node's `id` is read by `attr_id`."""
     if value.__class__ is tuple:
         return attrs[value].get(name)
     if isinstance(value, dict):
@@ -145,6 +146,21 @@ def attr(attrs: dict[Any, dict[str, Any]], value: Any, name: str) -> Any:
     if value is None:
         return None
     raise EvaluationError(f"`.{name}` needs a node or a map, found {_shown(value)}")
+
+
+def attr_id(graph: Graph, value: Any) -> Any:
+    """`value.id`: a node's id (`Graph.id_of`), or a map's entry `id`; null stays null."""
+    if value.__class__ is tuple:
+        return graph.id_of(value)
+    return attr(graph.attrs, value, "id")
+
+
+def attribute_reader(graph: Graph, name: str) -> Callable[[Any], Any]:
+    """A node's attribute `name` (its id for `id`), for readers given the name."""
+    if name == "id":
+        return graph.id_of
+    attrs = graph.attrs
+    return lambda node: attrs[node].get(name)
 
 
 def navigate(edges: dict[Any, Any], target: Any) -> Any:
@@ -473,9 +489,10 @@ def sorted_unique(value: Any) -> list[Any]:
 def pluck(ctx: Context, value: Any, name: Any) -> list[Any]:
     """The attribute or entry `name` of each element, in order."""
     key = _text(name, "pluck")
-    attrs = ctx.graph.attrs
+    graph = ctx.graph
+    attrs, read = graph.attrs, attribute_reader(graph, key)
     return [
-        attrs[item].get(key) if item.__class__ is tuple else attr(attrs, item, key)
+        read(item) if item.__class__ is tuple else attr(attrs, item, key)
         for item in coll(value, "pluck")
     ]
 
@@ -492,9 +509,10 @@ def kind_of(value: Any) -> str:
     return str(value[0])
 
 
-def node_ids(attrs: dict[Any, dict[str, Any]], nodes: Any) -> frozenset[Any]:
+def node_ids(graph: Graph, nodes: Any) -> frozenset[Any]:
     """The ids of a set of nodes."""
-    return frozenset(i for n in coll(nodes, "ids") if isinstance(i := attrs[n].get("id"), str))
+    id_of = graph.id_of
+    return frozenset(i for n in coll(nodes, "ids") if isinstance(i := id_of(n), str))
 
 
 def union(*collections: Any) -> list[Any]:
@@ -552,12 +570,11 @@ class KeyIndex:
 def key_index(graph: Graph, kind: str, names: tuple[str, ...]) -> KeyIndex:
     """Index the nodes of `kind` by the attributes `names`."""
     nodes = tuple(graph.by_kind.get(kind, ()))
-    attrs = graph.attrs
+    readers = tuple(attribute_reader(graph, name) for name in names)
     buckets: dict[tuple[Any, ...], list[Any]] = {}
     unkeyed = []
     for position, node in enumerate(nodes):
-        values = attrs[node]
-        key = tuple(_key(values.get(name)) for name in names)
+        key = tuple(_key(read(node)) for read in readers)
         if _NOTHING in key:
             continue
         if _UNKEYED in key:
@@ -596,11 +613,13 @@ def _matcher(
 ) -> Callable[[Any], bool]:
     """Whether a node's attributes `names` equal `values`, by `eq` (for the nodes and
     values the index cannot key)."""
-    attrs, pairs = ctx.graph.attrs, tuple(zip(names, values, strict=True))
+    graph = ctx.graph
+    pairs = tuple(
+        (attribute_reader(graph, name), value) for name, value in zip(names, values, strict=True)
+    )
 
     def matches(node: Any) -> bool:
-        node_attrs = attrs[node]
-        return all(eq(node_attrs.get(name), value) for name, value in pairs)
+        return all(eq(read(node), value) for read, value in pairs)
 
     return matches
 
@@ -669,13 +688,14 @@ def _order_family(value: Any) -> str | None:
 def sort_order(graph: Graph, kind: str, name: str) -> SortOrder:
     """Sort the nodes of `kind` by their attribute `name`: all numbers, or all texts."""
     nodes = tuple(graph.by_kind.get(kind, ()))
-    values = [graph.attrs[node].get(name) for node in nodes]
+    read = attribute_reader(graph, name)
+    values = [read(node) for node in nodes]
     families = [_order_family(value) for value in values]
     for node, value, family in zip(nodes, values, families, strict=True):
         if family is None or family != families[0]:
             problem = (
                 f"`next_by` sorts the {kind} nodes by `{name}`, which must be all numbers or "
-                f"all texts: {kind} `{graph.attrs[node].get('id')}` has {_shown(value)}"
+                f"all texts: {kind} `{graph.id_of(node)}` has {_shown(value)}"
             )
             return SortOrder((), {}, problem)
     ordered = tuple(
@@ -968,10 +988,10 @@ def text_diff(old: Any, new: Any, old_label: Any, new_label: Any) -> str:
 _JSON_SCALARS = frozenset({str, int, bool, float, type(None), Decimal})
 
 
-def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) -> Any:
+def json_data(value: Any, nodes: Graph | None = None) -> Any:
     """A rule value as JSON data: an exact number as an integer, or as a decimal when it
-    has a finite decimal form (else ValueError); a set as a sorted list; with `nodes`, a
-    node as its id (else a node is a ValueError)."""
+    has a finite decimal form (else ValueError); a set as a sorted list; with the graph
+    `nodes`, one of its nodes as its id (else a node is a ValueError)."""
     if value.__class__ in _JSON_SCALARS:
         return value
     if _plain(value):  # parsed JSON (an answer's part): nothing to convert, nothing to copy
@@ -985,8 +1005,8 @@ def json_data(value: Any, nodes: Mapping[Any, Mapping[str, Any]] | None = None) 
         if Fraction(decimal) != value:
             raise ValueError(f"{value} has no finite decimal form")
         return decimal
-    if value.__class__ is tuple and nodes is not None and value in nodes:
-        return nodes[value].get("id")
+    if value.__class__ is tuple and nodes is not None and value in nodes.attrs:
+        return nodes.id_of(value)
     if value.__class__ is tuple and len(value) == 2 and isinstance(value[0], str):
         raise ValueError("a node is not a JSON value")
     if isinstance(value, list | tuple):

@@ -276,6 +276,9 @@ class Graph:
     problems: tuple[Diagnostic, ...] = ()
     # Per kind, where its nodes were read from (see `place` and `record`).
     runs: dict[str, _Runs] = field(default_factory=dict)
+    # Per kind, the member of a node's attributes that holds its id (`key`), None for a
+    # kind without ids; a kind not named here holds it as `id` (a graph given whole).
+    keys: dict[str, str | None] = field(default_factory=dict)
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
     _incoming: dict[str, Edges] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
@@ -308,6 +311,23 @@ class Graph:
                         sources.append(node)
             self._incoming[label] = found
         return found
+
+    def id_of(self, node: NodeKey) -> Any:
+        """A node's id: its kind's key member (null for a kind without a key). A node's
+        attributes are its record as read, so a kind keyed by another member than `id`
+        has no `id` member of its own: every reader of an id asks here."""
+        key = self.keys.get(node[0], "id")
+        return None if key is None else self.attrs[node].get(key)
+
+    def node_attrs(self, node: NodeKey) -> dict[str, Any]:
+        """A node's attributes as the rules read them, its id as `id` (a copy where its
+        record holds the id under another name, or an `id` member of its own that is
+        not the node's id): for the readers that show or export a whole node."""
+        values = self.attrs[node]
+        key = self.keys.get(node[0], "id")
+        if key == "id" or (key is None and "id" not in values):
+            return values
+        return {**values, "id": None if key is None else values.get(key)}
 
     def run_of(self, node: NodeKey) -> tuple[Run, int] | None:
         """The run a node was read from and its position in it; None for a node the graph
@@ -342,14 +362,15 @@ class Graph:
             import networkx as nx
 
             graph = nx.DiGraph()
-            graph.add_nodes_from((node, self._exported(node, a)) for node, a in self.attrs.items())
+            graph.add_nodes_from((node, self._exported(node)) for node in self.attrs)
             graph.add_edges_from(
                 (u, v, {"labels": frozenset(ls)}) for (u, v), ls in self.labels().items()
             )
             self._nx = graph
         return self._nx
 
-    def _exported(self, node: NodeKey, attrs: dict[str, Any]) -> dict[str, Any]:
+    def _exported(self, node: NodeKey) -> dict[str, Any]:
+        attrs = self.node_attrs(node)
         place = self.place(node)
         if place is None:
             return dict(attrs)
@@ -379,8 +400,7 @@ class Graph:
             if len(self.ids.get(kind, ())) == len(nodes):  # as many texts as nodes: all distinct
                 counts = dict.fromkeys(nodes, 1)
             else:
-                attrs = self.attrs
-                keyed = [(n, _hashable_id(attrs[n].get("id"))) for n in nodes]
+                keyed = [(n, _hashable_id(self.id_of(n))) for n in nodes]
                 counter = Counter(key for _, key in keyed)
                 counts = {n: counter[key] for n, key in keyed}
             self._id_counts[kind] = counts
@@ -389,7 +409,7 @@ class Graph:
             return sum(
                 1
                 for n in self.by_kind.get(kind, [])
-                if _hashable_id(self.attrs[n].get("id")) == _hashable_id(self.attrs[node].get("id"))
+                if _hashable_id(self.id_of(n)) == _hashable_id(self.id_of(node))
             )
         return found
 
@@ -789,7 +809,10 @@ def build_graph(
         ids[kind.name] = index
         if kind_runs:
             runs[kind.name] = (starts, kind_runs)
-    graph = Graph(by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs)
+    id_members = {kind.name: kind.key for kind in spec.kinds}
+    graph = Graph(
+        by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs, keys=id_members
+    )
     graph.outgoing = LazyEdges(_edge_maker(spec, graph))
     _within_edges(spec, graph)
     return graph
@@ -803,14 +826,13 @@ def _add_nodes(
 ) -> None:
     """The nodes of one run of records. A node's attributes are its record itself when the
     record holds them as the graph does (no more members than the kind's fields, none to
-    convert, the key named `id`); else a copy of the members the rules can read, converted,
-    with `id`."""
+    convert); else a copy of the members the rules can read, converted. Its id stays in
+    its key member (`Graph.id_of`)."""
     keys, attrs, index = into
     document, records = run.document, run.records
     plain = document not in builder.unquoted  # no YAML scalar to re-check
     fields = kind.fields
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
-    keeps_id = key == "id"
     held_as_read = kind.held_as_read
     for offset, record in enumerate(records if isinstance(records, list) else (records,)):
         node: NodeKey = (kind_name, len(keys))
@@ -834,10 +856,6 @@ def _add_nodes(
                     if values is record:
                         values = dict(record)
                     values[attr.name] = held
-        if not keeps_id and (key is not None or "id" in values):
-            if values is record:
-                values = dict(record)
-            values["id"] = node_id
         attrs[node] = values
         keys.append(node)
         if node_id.__class__ is str and node_id not in index:

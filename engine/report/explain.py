@@ -398,8 +398,9 @@ class _Explainer:
         """The input records whose id is one of `ids`, located in their files."""
         wanted = set(ids)
         records = []
-        for node, attrs in self.ctx.graph.attrs.items():
-            identity = attrs.get("id")
+        graph = self.ctx.graph
+        for node in graph.attrs:
+            identity = graph.id_of(node)
             if identity is None or str(identity) not in wanted:
                 continue
             place = self.ctx.graph.place(node)

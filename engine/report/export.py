@@ -18,6 +18,7 @@ from typing import Any
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.gates import TableResult
 from engine.freeze.canonical import canonical_json
+from engine.graph.build import Graph
 from engine.pointer import pointer_of, pointer_tokens
 
 FILE_COLUMN = "file"
@@ -34,7 +35,7 @@ class ExportedFile:
     data: bytes
 
 
-def export_files(table: TableResult, nodes: dict[Any, dict[str, Any]]) -> list[ExportedFile]:
+def export_files(table: TableResult, nodes: Graph | None) -> list[ExportedFile]:
     """The files a table's rows describe, sorted by name.
 
     Raises:
@@ -110,7 +111,7 @@ def write_files(out: Path, files: list[ExportedFile]) -> None:
         ) from None
 
 
-def seal_bytes(table: TableResult, nodes: dict[Any, dict[str, Any]]) -> bytes:
+def seal_bytes(table: TableResult, nodes: Graph | None) -> bytes:
     """The bytes of a seal: the canonical JSON list of the table's rows, each an object of
     its columns, and a newline (the derived document of the same table holds these rows).
 
