@@ -119,6 +119,10 @@ class KindSpec:
     _held: list[Callable[[dict[str, Any]], bool]] = field(
         default_factory=list, init=False, repr=False, compare=False, hash=False
     )
+    # `add_held`, likewise.
+    _adder: list[_Adder] = field(
+        default_factory=list, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _fields(self))
@@ -134,6 +138,19 @@ class KindSpec:
         if not self._held:
             self._held.append(_held_as_read(self.attrs))
         return self._held[0]
+
+    @property
+    def add_held(self) -> _Adder:
+        """`add_held(records, keys, attrs, index)`: the nodes of a run of records of a
+        plain document, from its first, for as long as each record is held as read (no
+        more members than the kind's fields, `held_as_read`, a text key): appended to
+        `keys`, their attributes the records themselves, and each id's first node in
+        `index`. Returns how many it added; the builder looks at the rest one by one.
+        One loop generated for the kind, every test inline: the common case of every
+        record of every answer."""
+        if not self._adder:
+            self._adder.append(_add_held(self))
+        return self._adder[0]
 
     def plan(self, plain: bool, values: dict[str, Any]) -> tuple[int, ...]:
         """The indexes (into `attrs`) of the attributes of a record's `values` that are
@@ -153,31 +170,98 @@ class KindSpec:
         return found
 
 
-def _held_as_read(attrs: tuple[AttrSpec, ...]) -> Callable[[dict[str, Any]], bool]:
-    """The test `KindSpec.held_as_read` of a kind with these attributes."""
-    lines = ["def held_as_read(values):", "    get = values.get"]
+def _held_tests(attrs: tuple[AttrSpec, ...], indent: str, fail: str) -> list[str]:
+    """The lines that run `fail` unless the record `get` reads from holds every attribute
+    as the graph holds it (see `KindSpec.held_as_read`)."""
+    lines = []
     for attr in attrs:
         read = f"get({attr.name!r})"
         if attr.category == "any":
             continue
         if attr.category == "list":
             lines += [  # the common class tested first: most values are present
-                f"    value = {read}",
-                "    if value.__class__ is not list and value is not None: return False",
-                "    if value and not TEXTS.issuperset(map(type, value)): return False",
+                f"{indent}value = {read}",
+                f"{indent}if value.__class__ is not list and value is not None: {fail}",
+                f"{indent}if value and not TEXTS.issuperset(map(type, value)): {fail}",
             ]
         elif attr.plain_types:  # one class of plain values: text, a boolean, an integer
             (cls,) = attr.plain_types
             lines += [
-                f"    value = {read}",
-                f"    if value.__class__ is not {cls.__name__} and value is not None: return False",
+                f"{indent}value = {read}",
+                f"{indent}if value.__class__ is not {cls.__name__} and value is not None: {fail}",
             ]
         else:  # a scaled number, or a decimal written as text: always converted
-            lines.append(f"    if {read} is not None: return False")
-    lines.append("    return True")
-    namespace: dict[str, Any] = {"TEXTS": _TEXT_CLASS}
+            lines.append(f"{indent}if {read} is not None: {fail}")
+    return lines
+
+
+def _generated(lines: list[str], name: str, **names: Any) -> Any:
+    namespace: dict[str, Any] = {"TEXTS": _TEXT_CLASS, **names}
     exec(compile("\n".join(lines) + "\n", "<rulecheck kind>", "exec"), namespace)
-    function: Callable[[dict[str, Any]], bool] = namespace["held_as_read"]
+    return namespace[name]
+
+
+def _held_as_read(attrs: tuple[AttrSpec, ...]) -> Callable[[dict[str, Any]], bool]:
+    """The test `KindSpec.held_as_read` of a kind with these attributes."""
+    lines = ["def held_as_read(values):", "    get = values.get"]
+    lines += _held_tests(attrs, "    ", "return False")
+    lines.append("    return True")
+    function: Callable[[dict[str, Any]], bool] = _generated(lines, "held_as_read")
+    return function
+
+
+_Adder = Callable[
+    [list[dict[str, Any]], list[NodeKey], dict[NodeKey, Any], dict[str, NodeKey]], int
+]
+
+
+def _add_held(kind: KindSpec) -> _Adder:
+    """The loop `KindSpec.add_held` of `kind`."""
+    tested = tuple(attr for attr in kind.attrs if attr.category != "any")
+    lines = [
+        "def add_held(records, keys, attrs, index):",
+        "    start = number = len(keys)",
+        "    append = keys.append",
+        "    for record in records:",
+        f"        if len(record) > {len(kind.fields)}: break",
+        "        get = record.get",
+        # the classes of the attributes' values, judged once per combination of them
+        f"        if tuple(map(type, map(get, {tuple(a.name for a in tested)!r}))) not in HELD:",
+        "            if not judged(get): break",
+        *(
+            f"        if (value := get({attr.name!r})) and not TEXTS.issuperset(map(type, value)):"
+            " break"
+            for attr in tested
+            if attr.category == "list"
+        ),
+        f"        node = ({kind.name!r}, number)",
+    ]
+    if kind.key is not None:
+        lines += [
+            f"        node_id = get({kind.key!r})",
+            "        if node_id.__class__ is not str: break  # the builder reports it",
+        ]
+    lines += ["        attrs[node] = record", "        append(node)", "        number += 1"]
+    if kind.key is not None:
+        lines.append("        if node_id not in index: index[node_id] = node")
+    lines.append("    return number - start")
+    held: set[tuple[type, ...]] = set()
+    test = _held_as_read(tested)
+    names = tuple(attr.name for attr in tested)
+
+    def judged(get: Callable[[str], Any]) -> bool:
+        """Whether these classes of values are held as read (a list's items apart)."""
+        values = [get(name) for name in names]
+        shape = tuple(map(type, values))
+        # a list as its class only: its items are tested record by record
+        record = {n: [] if type(v) is list else v for n, v in zip(names, values, strict=True)}
+        if not test(record):
+            return False
+        if len(held) < _MAX_PLANS:
+            held.add(shape)
+        return True
+
+    function: _Adder = _generated(lines, "add_held", HELD=held, judged=judged)
     return function
 
 
@@ -834,7 +918,10 @@ def _add_nodes(
     fields = kind.fields
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     held_as_read = kind.held_as_read
-    for offset, record in enumerate(records if isinstance(records, list) else (records,)):
+    records = records if isinstance(records, list) else [records]
+    done = kind.add_held(records, keys, attrs, index) if plain else 0
+    for offset in range(done, len(records)):
+        record = records[offset]
         node: NodeKey = (kind_name, len(keys))
         values = (
             record
