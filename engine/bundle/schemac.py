@@ -356,7 +356,7 @@ class _Generator:
             ]
         if schema.get("uniqueItems"):
             checks += [
-                "if not _unique(x):",
+                "if len(x) > 1 and not _unique(x):",  # most lists hold one item
                 "    E.append((_P(p), 'uniqueItems', 'items are not unique'))",
             ]
         if "items" in schema:
@@ -399,10 +399,14 @@ class _Generator:
                 f"if len(x) < {limit}:",
                 f"    E.append((_P(p), 'minProperties', 'fewer than {limit} entries'))",
             ]
+        indent = ""
+        if len(required) > 1:  # one test for them all; each missing one is then named
+            checks.append(f"if not {self.constant(frozenset(required))}.issubset(x):")
+            indent = "    "
         for key in required:
             checks += [
-                f"if {key!r} not in x:",
-                f"    E.append((_P(p), 'required', {f'`{key}` is a required property'!r}))",
+                f"{indent}if {key!r} not in x:",
+                f"{indent}    E.append((_P(p), 'required', {f'`{key}` is a required property'!r}))",
             ]
         for key, subschema in properties.items():
             lines = self.call(subschema, "v", f"(p, {escape_token(key)!r})")
