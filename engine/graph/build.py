@@ -1024,12 +1024,14 @@ def _add_edges(
         elif value is None:
             edges[node] = []
         elif value.__class__ is list:
-            try:  # only a text is an id the index holds: any other item finds nothing
-                edges[node] = [t for t in map(reaches.get, value) if t is not None]
+            # only a text is an id the index holds: any other item finds nothing (a node
+            # is a non-empty tuple, so `filter(None, ...)` drops exactly the misses)
+            try:
+                edges[node] = list(filter(None, map(reaches.get, value)))
             except TypeError:  # an item that cannot be hashed (a list or an object)
-                edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
+                edges[node] = list(filter(None, map(reaches.get, _links(value))))
         else:
-            edges[node] = [t for t in map(reaches.get, _links(value)) if t is not None]
+            edges[node] = list(filter(None, map(reaches.get, _links(value))))
 
 
 def _first_match(
