@@ -217,7 +217,6 @@ _Adder = Callable[
 
 def _add_held(kind: KindSpec) -> _Adder:
     """The loop `KindSpec.add_held` of `kind`."""
-    tested = tuple(attr for attr in kind.attrs if attr.category != "any")
     lines = [
         "def add_held(records, keys, attrs, index):",
         "    start = number = len(keys)",
@@ -225,15 +224,7 @@ def _add_held(kind: KindSpec) -> _Adder:
         "    for record in records:",
         f"        if len(record) > {len(kind.fields)}: break",
         "        get = record.get",
-        # the classes of the attributes' values, judged once per combination of them
-        f"        if tuple(map(type, map(get, {tuple(a.name for a in tested)!r}))) not in HELD:",
-        "            if not judged(get): break",
-        *(
-            f"        if (value := get({attr.name!r})) and not TEXTS.issuperset(map(type, value)):"
-            " break"
-            for attr in tested
-            if attr.category == "list"
-        ),
+        *_held_tests(kind.attrs, "        ", "break"),
         f"        node = ({kind.name!r}, number)",
     ]
     if kind.key is not None:
@@ -245,23 +236,7 @@ def _add_held(kind: KindSpec) -> _Adder:
     if kind.key is not None:
         lines.append("        if node_id not in index: index[node_id] = node")
     lines.append("    return number - start")
-    held: set[tuple[type, ...]] = set()
-    test = _held_as_read(tested)
-    names = tuple(attr.name for attr in tested)
-
-    def judged(get: Callable[[str], Any]) -> bool:
-        """Whether these classes of values are held as read (a list's items apart)."""
-        values = [get(name) for name in names]
-        shape = tuple(map(type, values))
-        # a list as its class only: its items are tested record by record
-        record = {n: [] if type(v) is list else v for n, v in zip(names, values, strict=True)}
-        if not test(record):
-            return False
-        if len(held) < _MAX_PLANS:
-            held.add(shape)
-        return True
-
-    function: _Adder = _generated(lines, "add_held", HELD=held, judged=judged)
+    function: _Adder = _generated(lines, "add_held")
     return function
 
 
