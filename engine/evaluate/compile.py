@@ -49,8 +49,6 @@ _RUNTIME = {
     for name in {*_RUNTIME_NAMES.split(), *(b.runtime for b in BUILTINS if b.runtime)}
 }
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
-# Operators whose run-time function first handles two integers as Python does.
-_INLINE_INT = frozenset(("<", "<=", ">", ">=", "+", "-"))
 _ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
 _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
 _AGGREGATES["sum"] = "_total"
@@ -825,14 +823,7 @@ class Compiler:
                 return f"({left} {operator} {constant})"
             if (constant := _singleton(node.left)) is not None:
                 return f"({constant} {operator} {right})"
-        simple = self._lowers and _SIMPLE.fullmatch(left) and _SIMPLE.fullmatch(right)
         match node.op:
-            case "==" | "!=" if not plain and simple:
-                # `eq`'s answer, without the call, where it is Python's: a text compared
-                # with anything (never equal to a boolean), or two integers
-                exact = f"{left}.__class__ is str or {left}.__class__ is int is {right}.__class__"
-                found = f"({left} == {right} if {exact} else _eq({left}, {right}))"
-                return found if node.op == "==" else f"(not {found})"
             case "==":
                 return f"({left} == {right})" if plain else f"_eq({left}, {right})"
             case "!=":
@@ -840,14 +831,9 @@ class Compiler:
             case "in" | "not in":
                 found = self._membership(node, scope, left, right)
                 return found if node.op == "in" else f"(not {found})"
-        call = f"{_ORDER.get(node.op) or _ARITHMETIC[node.op]}({left}, {right})"
-        if node.op in _INLINE_INT and simple:
-            # the run-time function's own first case, without the call: two integers
-            return (
-                f"({left} {node.op} {right} if {left}.__class__ is int and {right}.__class__ is int"
-                f" else {call})"
-            )
-        return call
+        if node.op in _ORDER:
+            return f"{_ORDER[node.op]}({left}, {right})"
+        return f"{_ARITHMETIC[node.op]}({left}, {right})"
 
     def _membership(self, node: ast.Binary, scope: dict[str, str], left: str, right: str) -> str:
         """Code for `left in right`. A text needle in a set, a list or a map is what
