@@ -38,7 +38,8 @@ def _jsonl(tmp_path: Path) -> Path:
     return _write(tmp_path, "records.jsonl", lines[0] + "\n\n" + "\n".join(lines[1:]) + "\r\n")
 
 
-@pytest.mark.parametrize(
+# Each format's document and a pointer to a value deep inside it (records.jsonl: `_jsonl`).
+DOCUMENTS = pytest.mark.parametrize(
     ("name", "kind", "text", "pointer"),
     [
         ("records.jsonl", "jsonl", None, "/2/n/deep"),
@@ -46,6 +47,9 @@ def _jsonl(tmp_path: Path) -> Path:
         ("doc.yaml", "yaml", "a:\n  - 1\n  - b: x\n", "/a/1/b"),
     ],
 )
+
+
+@DOCUMENTS
 def test_a_document_not_held_is_located_as_one_held(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -80,14 +84,7 @@ def test_each_records_sha256_is_taken_while_reading(tmp_path: Path, nothing_held
         lines.sha256(3)
 
 
-@pytest.mark.parametrize(
-    ("name", "kind", "text", "pointer"),
-    [
-        ("records.jsonl", "jsonl", None, "/2/n"),
-        ("doc.json", "json", '{"a": [1, {"b": "x"}]}\n', "/a/1/b"),
-        ("doc.yaml", "yaml", "a:\n  - 1\n  - b: x\n", "/a/1/b"),
-    ],
-)
+@DOCUMENTS
 def test_a_file_changed_since_it_was_read_is_not_located_in(
     tmp_path: Path, nothing_held: None, name: str, kind: str, text: str | None, pointer: str
 ) -> None:
