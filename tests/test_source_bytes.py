@@ -96,6 +96,21 @@ def test_a_file_changed_since_it_was_read_is_not_located_in(
     assert where.line == (4 if kind == "jsonl" else None)  # a record's line is known
 
 
+def test_a_changed_file_is_read_again_once_for_every_finding(
+    tmp_path: Path, nothing_held: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _jsonl(tmp_path)
+    document = load_document("d", path, "jsonl")
+    path.write_text("changed\n", encoding="utf-8")
+    reads: list[Path] = []
+    monkeypatch.setattr(
+        documents, "read_again", lambda p, sha: reads.append(p) or read_again(p, sha)
+    )
+    for index in range(3):
+        assert document.locate(f"/{index}/n").column is None
+    assert reads == [path]
+
+
 def test_reading_again_is_not_recorded_as_an_input(tmp_path: Path) -> None:
     path = _write(tmp_path, "doc.json", "{}\n")
     digest = hashlib.sha256(b"{}\n").hexdigest()

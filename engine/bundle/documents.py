@@ -41,7 +41,7 @@ class SourceBytes:
     """The bytes a document was parsed from: their sha256, and the bytes themselves, held
     (a small or computed document) or read again from the file when first asked for."""
 
-    __slots__ = ("_held", "_sha256", "file", "size")
+    __slots__ = ("_gone", "_held", "_sha256", "file", "size")
 
     def __init__(self, raw: bytes, file: str, *, held: bool = False) -> None:
         self.file = file
@@ -49,6 +49,7 @@ class SourceBytes:
         held = held or len(raw) <= HELD_BYTES
         self._held: bytes | None = raw if held else None
         self._sha256 = "" if held else hashlib.sha256(raw).hexdigest()
+        self._gone = False  # read again once and found changed or unreadable
 
     @property
     def sha256(self) -> str:
@@ -65,9 +66,11 @@ class SourceBytes:
 
     def read(self) -> bytes | None:
         """The bytes parsed; None when they were let go and the file no longer holds them
-        (it changed since it was read, or cannot be read)."""
-        if self._held is None:
+        (it changed since it was read, or cannot be read). The file is read again once
+        at most: every finding located in a changed file would read it again otherwise."""
+        if self._held is None and not self._gone:
             self._held = read_again(Path(self.file), self._sha256)
+            self._gone = self._held is None
         return self._held
 
     def __eq__(self, other: object) -> bool:
