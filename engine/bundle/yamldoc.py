@@ -381,7 +381,7 @@ class _TreeBuilder:
 
     def build(self, node: yaml.Node) -> Any:
         tag = node.tag
-        if tag == _STR_TAG and node.__class__ is yaml.ScalarNode:
+        if tag == STR_TAG and node.__class__ is yaml.ScalarNode:
             return node.value
         if tag == _MAP_TAG and node.__class__ is yaml.MappingNode:
             return {self.name(key): self.build(value) for key, value in node.value}
@@ -409,26 +409,28 @@ _IMPLICIT_TYPES = {
 _YAML_11 = yaml.resolver.Resolver()
 
 
-def yaml_11_type(plain: str) -> str | None:
-    """What YAML 1.1 reads a plain scalar as when not a string (`boolean`, `number`,
-    `date`); None for a string."""
-    tag = _YAML_11.resolve(yaml.ScalarNode, plain, (True, False))  # type: ignore[no-untyped-call]
-    return _IMPLICIT_TYPES.get(tag)
-
-
-_STR_TAG = "tag:yaml.org,2002:str"
+STR_TAG = "tag:yaml.org,2002:str"
 # A YAML 1.1 timestamp, the only implicit type the strict loader does not resolve, starts
 # with four of these and a `-`: a plain scalar it reads as text that does not is text to
 # YAML 1.1 too.
 _DIGITS = frozenset("0123456789")
-_NUMBER_TAGS = (INT_TAG, FLOAT_TAG)
+NUMBER_TAGS = frozenset((INT_TAG, FLOAT_TAG))
+
+
+def unquoted_type(plain: str, tag: str) -> str | None:
+    """What YAML 1.1 reads a plain scalar without a tag as, when not text (`boolean`,
+    `number`, `date`), given the tag the strict loader resolved it to; None for text."""
+    if tag == STR_TAG and (plain[4:5] != "-" or plain[:1] not in _DIGITS):
+        return None  # the strict loader resolved every implicit type but a timestamp
+    found = _YAML_11.resolve(yaml.ScalarNode, plain, (True, False))  # type: ignore[no-untyped-call]
+    return _IMPLICIT_TYPES.get(found)
 
 
 def scalar_fits(node: yaml.Node) -> bool:
     """No string too long, no number out of range (what `_scalar_problem` refuses)."""
     if len(node.value) > MAX_STRING_CHARS:
         return False
-    return node.tag not in _NUMBER_TAGS or _scalar_problem(node, "") is None
+    return node.tag not in NUMBER_TAGS or _scalar_problem(node, "") is None
 
 
 class _Scan:
@@ -522,14 +524,11 @@ class _Scan:
                 self.plain_keys = False
 
     def _plain(self, node: yaml.Node) -> None:
-        text = node.value
-        if node.tag == _STR_TAG and (text[4:5] != "-" or text[:1] not in _DIGITS):
-            return  # the strict loader resolved every implicit type but a timestamp
         if self._text.startswith("!", node.start_mark.index):  # an explicit tag says what it is
             return
-        found = yaml_11_type(text)
+        found = unquoted_type(node.value, node.tag)
         if found is not None:
-            self.unquoted[pointer_of(self._path)] = (found, text)
+            self.unquoted[pointer_of(self._path)] = (found, node.value)
 
     def duplicates(self, file: str) -> list[Diagnostic]:
         """Every key written twice in the same mapping, as `_duplicates` reports them."""

@@ -33,14 +33,11 @@ from engine.bundle import yamldoc
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS
 from engine.pointer import pointer_of
 
-_STR_TAG = "tag:yaml.org,2002:str"
 # The scalar types this reader builds itself, with PyYAML's safe constructor of each.
 _BUILT = {
     f"tag:yaml.org,2002:{name}": getattr(yaml.SafeLoader, f"construct_yaml_{name}")
     for name in ("int", "float", "bool", "null")
 }
-_NUMBER_TAGS = frozenset((yamldoc.INT_TAG, yamldoc.FLOAT_TAG))
-_DIGITS = frozenset("0123456789")
 
 
 class _Unusual(Exception):
@@ -120,9 +117,9 @@ class _EventBuilder:
                 if top.__class__ is dict and keys[-1] is _NO_KEY:
                     keys[-1] = self._key(event, top)
                     continue
-                value = self._scalar(event)
+                tag, value = self._scalar(event)
                 if not event.style:  # neither quoted, literal nor folded
-                    self._note_unquoted(event.value, value)
+                    self._note_unquoted(event.value, tag)
                 if top is None:
                     return value
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
@@ -159,36 +156,34 @@ class _EventBuilder:
         text: str = event.value
         if len(text) > MAX_STRING_CHARS:
             raise _Unusual
-        if self._loader.resolve(yaml.ScalarNode, text, event.implicit) != _STR_TAG:
+        if self._loader.resolve(yaml.ScalarNode, text, event.implicit) != yamldoc.STR_TAG:
             raise _Unusual  # a number, boolean, null, merge (`<<`) or `=` as a key
         if text in mapping:
             raise _Unusual  # a duplicate key: `yamldoc` reports every one
         return self._names.setdefault(text, text)
 
-    def _scalar(self, event: Any) -> Any:
+    def _scalar(self, event: Any) -> tuple[str, Any]:
+        """A scalar's resolved tag and value."""
         if event.anchor is not None or event.tag is not None:
             raise _Unusual
         text: str = event.value
         if len(text) > MAX_STRING_CHARS:
             raise _Unusual
-        tag = self._loader.resolve(yaml.ScalarNode, text, event.implicit)
-        if tag == _STR_TAG:
-            return text
+        tag: str = self._loader.resolve(yaml.ScalarNode, text, event.implicit)
+        if tag == yamldoc.STR_TAG:
+            return tag, text
         build = _BUILT.get(tag)
         if build is None:
             raise _Unusual
         node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
-        if tag in _NUMBER_TAGS and not yamldoc.scalar_fits(node):
+        if tag in yamldoc.NUMBER_TAGS and not yamldoc.scalar_fits(node):
             raise _Unusual
-        return build(self._loader, node)
+        return tag, build(self._loader, node)
 
-    def _note_unquoted(self, text: str, value: Any) -> None:
-        """A plain scalar that YAML 1.1 reads as a boolean, number or date (see
-        `yamldoc._Scan._plain`): the strict loader resolved every implicit type but a
-        timestamp, which starts with four digits and a `-`."""
-        if value.__class__ is str and (text[4:5] != "-" or text[:1] not in _DIGITS):
-            return
-        found = yamldoc.yaml_11_type(text)
+    def _note_unquoted(self, text: str, tag: str) -> None:
+        """A plain scalar that YAML 1.1 reads as a boolean, number or date (as
+        `yamldoc._Scan._plain` notes it)."""
+        found = yamldoc.unquoted_type(text, tag)
         if found is not None:
             self.unquoted[pointer_of(self._path())] = (found, text)
 
@@ -232,7 +227,7 @@ def _positions(loader: Any) -> dict[str, tuple[int, int]]:
         if kind not in _VALUE_EVENTS or event.anchor is not None or event.tag is not None:
             raise _Unusual
         if kind is ScalarEvent and following and following[-1] is _NO_KEY:
-            if resolve(yaml.ScalarNode, event.value, event.implicit) != _STR_TAG:
+            if resolve(yaml.ScalarNode, event.value, event.implicit) != yamldoc.STR_TAG:
                 raise _Unusual  # a key PyYAML rewrites (`<<`) or builds as another type
             following[-1] = event.value
             continue
