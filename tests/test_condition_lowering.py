@@ -19,7 +19,7 @@ from rulegen import check_texts
 
 from engine.errors import RulecheckError
 from engine.evaluate.compile import Compiler, Context
-from engine.evaluate.links import compile_link, run_link
+from engine.evaluate.links import compile_link, group_links, run_link, run_links
 from engine.graph.build import build_graph, graph_spec
 from engine.syntax import ast
 from engine.syntax.parse import parse_text
@@ -127,6 +127,43 @@ def test_statements_decide_as_the_expression_does(
     documents = {"data": {"recs": [{"id": f"r{i}", **r} for i, r in enumerate(records)]}}
     lowered = _outcome(Compiler(checked), decl, documents)
     assert lowered == _outcome(Compiler(checked, inline=False), decl, documents)
+
+
+_SECOND_CLAUSES = ("", "  for y in x -> next\n", "  for t in x.tags\n")
+
+
+@st.composite
+def _rule_sharing_a_loop(draw: st.DrawFn, number: int) -> str:
+    """A link rule over `for x in rec`, with a filter, a second clause or neither."""
+    where = f" where {draw(_condition(('x',)))}" if draw(st.booleans()) else ""
+    second = draw(st.sampled_from(_SECOND_CLAUSES))
+    variables = ("x", "y") if "y in" in second else ("x",)
+    require = draw(_condition(variables))
+    if "t in" in second:
+        require = f'({require}) and t != "u"'
+    return f"link r{number}\n  for x in rec{where}\n{second}  require {require}\n  else reject C1\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 4).flatmap(lambda n: st.tuples(*map(_rule_sharing_a_loop, range(n)))), _RECORDS
+)
+def test_rules_sharing_a_loop_find_what_each_finds_alone(
+    rules: tuple[str, ...], records: list[dict[str, Any]]
+) -> None:
+    """Rules whose first clause is the same run in one loop: each finds what it finds
+    run alone (the same failed bindings, errors, messages, order and count of bindings),
+    whatever the other rules' filters and requirements raise on the same record."""
+    checked = check_texts({"groups.rules": _KINDS + "\n" + "\n".join(rules)})
+    decls = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
+    documents = {"data": {"recs": [{"id": f"r{i}", **r} for i, r in enumerate(records)]}}
+    graph = build_graph(graph_spec(checked, "g"), documents)
+    compiler = Compiler(checked)
+    links = [compile_link(compiler, decl, "hash") for decl in decls]
+    groups = group_links(compiler, links, lambda _name: True)
+    assert [len(group.links) for group in groups] == [len(links)]
+    alone = [run_link(link, Context(graph)) for link in links]
+    assert run_links(groups, len(links), Context(graph), None) == alone
 
 
 @pytest.mark.parametrize(("value", "failed"), [(1, 0), (0, 1)])

@@ -15,6 +15,7 @@ import itertools
 import re
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -31,8 +32,19 @@ Env = dict[str, Any]
 Compiled = Callable[[Context, Env], Any]
 Failures = list[tuple[Env, str]]
 RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failures], int]
+# A group of link rules (`Compiler.link_group`): per rule, its failed bindings and its errors.
+GroupRun = Callable[[Context, Env, list[list[Env]], list[Failures]], tuple[int, ...]]
 
-__all__ = ["Compiled", "Compiler", "Context", "Env", "EvaluationError", "Failures", "RuleRun"]
+__all__ = [
+    "Compiled",
+    "Compiler",
+    "Context",
+    "Env",
+    "EvaluationError",
+    "Failures",
+    "GroupRun",
+    "RuleRun",
+]
 
 ELEMENT_MARK = "@element:"
 _PREAMBLE = "G = ctx.graph; A = G.attrs; OUT = G.outgoing; K = G.by_kind"
@@ -167,6 +179,28 @@ def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
 
+@dataclass(frozen=True, slots=True)
+class _Slots:
+    """The generated names a rule's function writes its findings to: its count of bindings,
+    its failed bindings and its errors, and the suffix of the locals of its clauses after the
+    first (rules sharing a loop must not share those)."""
+
+    n: str = "n"
+    failed: str = "failed"
+    errors: str = "errors"
+    suffix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One rule to lower: its clauses, its requirement (None: each binding goes to `sink`)
+    and where it writes."""
+
+    bindings: tuple[ast.Binding, ...]
+    require: ast.Expr | None
+    slots: _Slots = _Slots()
+
+
 class Compiler:
     """Generates and compiles Python for expressions, metrics and link rules."""
 
@@ -255,104 +289,185 @@ class Compiler:
         self,
         name: str,
         bindings: tuple[ast.Binding, ...],
-        body: Callable[[dict[str, str], str, str], list[str]] | None = None,
         bound: Collection[str] = (),
     ) -> RuleRun:
         """The one lowering of a rule's `for` clauses: nested loops, generated once.
 
         The function `f(ctx, env, sink, failed, errors)` binds every clause in order, starting
-        from the free variables in `env`, and returns how many bindings it reached. At each
-        binding it runs `body(scope, env_code, indent)` (generated code that may append to
-        `failed`), or else calls `sink(binding_env)`. A source or filter that cannot be
-        evaluated appends `(partial_env, message)` to `errors` and evaluation goes on with
-        the next binding: one bad record never hides the others. `bound` names the free
-        variables `env` brings (an outer rule's bindings), as for `expr`.
+        from the free variables in `env`, calls `sink(binding_env)` at each binding and
+        returns how many bindings it reached. A source or filter that cannot be evaluated
+        appends `(partial_env, message)` to `errors` and evaluation goes on with the next
+        binding: one bad record never hides the others. `bound` names the free variables
+        `env` brings (an outer rule's bindings), as for `expr`.
         """
         self._free = frozenset(bound)
-
-        def generate() -> RuleRun:
-            with self._function_scope():
-                return self._rule_function(name, bindings, body)
-
+        lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
         try:
-            return self._nested_or_not(generate)
+            function: RuleRun = self._generated_rule(
+                name, lines, [_Rule(bindings, None)], "    return n"
+            )
         finally:
             self._free = frozenset()
-            # binding variables are named by depth and so repeat from rule to rule: what
-            # one rule's `v1_c` holds says nothing about another's
-            self._node_locals.difference_update(self._node_attrs)
-            self._node_attrs.clear()
-
-    def _rule_function(
-        self,
-        name: str,
-        bindings: tuple[ast.Binding, ...],
-        body: Callable[[dict[str, str], str, str], list[str]] | None,
-    ) -> RuleRun:
-        lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
-        scope: dict[str, str] = {}
-        entries: list[str] = []
-        indent = "    "
-        for depth, binding in enumerate(bindings):
-            var = binding.var.text
-            local = f"v{depth}_{var}"
-            partial = _env_code(entries)
-            lines += [
-                f"{indent}try:",
-                *self._binding_source(binding, f"it{depth}", scope, indent + "    "),
-                f"{indent}except _FAILURES as error:",
-                f"{indent}    errors.append(({partial}, _failure(error)))",
-                f"{indent}    {'return n' if depth == 0 else 'continue'}",
-            ]
-            owner = _list_owner(binding.source, scope)
-            if owner is not None:
-                assert isinstance(binding.source, ast.Attribute)
-                lines.append(f"{indent}for i{depth}, {local} in enumerate(it{depth}):")
-                entries.append(
-                    f"_ELEMENT + {var!r}: ({owner!r}, {binding.source.name!r}, i{depth})"
-                )
-            else:
-                lines.append(f"{indent}for {local} in it{depth}:")
-                if self._yields_nodes(binding.source, scope):
-                    self._node_locals.add(local)
-                    self._node_attrs[local] = f"r{depth}"
-                    lines.append(f"{indent}    r{depth} = A[{local}]")
-            scope = {**scope, var: local}
-            entries.append(f"{var!r}: {local}")
-            indent += "    "
-            if binding.where is not None:
-                lines += [
-                    f"{indent}try:",
-                    *self._truth_lines(binding.where, scope, "w", indent + "    "),
-                    f"{indent}except _FAILURES as error:",
-                    f"{indent}    errors.append(({_env_code(entries)}, _failure(error))); continue",
-                    f"{indent}if not w: continue",
-                ]
-        lines.append(f"{indent}n += 1")
-        env = _env_code(entries)
-        lines += body(scope, env, indent) if body is not None else [f"{indent}sink({env})"]
-        lines.append("    return n")
-        lines[1] = f"    {self._preamble(chr(10).join(lines))}"
-        function: RuleRun = self._define(name, "\n".join(lines) + "\n")
         return function
 
     def link_function(self, decl: ast.LinkDecl) -> RuleRun:
         """A link rule: its bindings, with the requirement checked inline (the hot path).
 
-        A failing binding is appended to `failed`; one whose requirement cannot be
-        evaluated to `errors`.
+        `f(ctx, env, sink, failed, errors)`, as `rule_function`'s: a failing binding is
+        appended to `failed`, one whose requirement cannot be evaluated to `errors`.
         """
+        name = f"link_{decl.name.text}"
+        lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
+        rules = [_Rule(decl.bindings, decl.require)]
+        function: RuleRun = self._generated_rule(name, lines, rules, "    return n")
+        return function
 
-        def require(scope: dict[str, str], env: str, indent: str) -> list[str]:
-            return [
-                f"{indent}try:",
-                *self._truth_lines(decl.require, scope, "ok", indent + "    "),
-                f"{indent}except _FAILURES as error:",
-                f"{indent}    errors.append(({env}, _failure(error))); continue",
-                f"{indent}if not ok: failed.append({env})",
-            ]
+    def link_group(self, decls: tuple[ast.LinkDecl, ...]) -> GroupRun:
+        """Link rules whose first `for` clause binds the same variable to the same source
+        (`for c in citation`), in one loop over that source: a record is read once for
+        all of them, and what they look up in the graph is looked up once.
 
-        return self.rule_function(f"link_{decl.name.text}", decl.bindings, require)
+        `f(ctx, env, failed, errors)` takes one list of failed bindings and one of errors per
+        rule, in the order of `decls`, and returns each rule's count of bindings; each rule
+        finds what `link_function` finds, in the same order.
+        """
+        count = len(decls)
+        slots = [_Slots(f"n_{k}", f"failed_{k}", f"errors_{k}", f"_{k}") for k in range(count)]
+        name = f"links_{next(self._counter)}"
+        lines = [
+            f"def {name}(ctx, env, failed, errors):",
+            "    PREAMBLE",
+            f"    {''.join(s.failed + ', ' for s in slots)}= failed",
+            f"    {''.join(s.errors + ', ' for s in slots)}= errors",
+            f"    {' = '.join(s.n for s in slots)} = 0",
+        ]
+        rules = [
+            _Rule(decl.bindings, decl.require, slot)
+            for decl, slot in zip(decls, slots, strict=True)
+        ]
+        done = f"    return ({''.join(s.n + ', ' for s in slots)})"
+        function: GroupRun = self._generated_rule(name, lines, rules, done)
+        return function
+
+    def _generated_rule(self, name: str, head: list[str], rules: list[_Rule], done: str) -> Any:
+        """The function of `rules` (one, or several sharing their first clause), defined."""
+
+        def generate() -> Any:
+            with self._function_scope():
+                lines = [*head, *self._rule_lines(rules), done]
+                lines[1] = f"    {self._preamble(chr(10).join(lines))}"
+                return self._define(name, "\n".join(lines) + "\n")
+
+        try:
+            return self._nested_or_not(generate)
+        finally:
+            # binding variables are named by depth and so repeat from rule to rule: what
+            # one rule's `v1_c` holds says nothing about another's
+            self._node_locals.difference_update(self._node_attrs)
+            self._node_attrs.clear()
+
+    def _rule_lines(self, rules: list[_Rule]) -> list[str]:
+        """The loops of `rules`: the first clause's, shared, and inside it each rule's
+        filter of it, its other clauses and its requirement, one rule after the other.
+
+        No statement `continue`s the shared loop (one rule's filter or error must not skip
+        the rules after it): a filter guards what follows it, and a source or requirement
+        that cannot be evaluated records its error and binds nothing or fails nothing."""
+        if not rules[0].bindings:  # a rule of no clauses (a budget's ledger): one binding
+            return self._rule_body(rules[0], {}, [], "    ")
+        first = rules[0].bindings[0]
+        lines, scope, entries = self._clause_lines(first, 0, rules, {}, [], "    ")
+        for rule in rules:
+            lines += self._rule_body(rule, scope, entries, "        ")
+        return lines
+
+    def _rule_body(
+        self, rule: _Rule, scope: dict[str, str], entries: list[str], indent: str
+    ) -> list[str]:
+        """One rule's lines inside the shared loop: its first clause's filter, its other
+        clauses, its requirement (or the sink's call)."""
+        slots = rule.slots
+        lines: list[str] = []
+        for depth, binding in enumerate(rule.bindings):
+            if depth:
+                more, scope, entries = self._clause_lines(
+                    binding, depth, [rule], scope, entries, indent
+                )
+                lines += more
+                indent += "    "
+            found, indent = self._filter_lines(binding, scope, entries, indent, slots)
+            lines += found
+        lines.append(f"{indent}{slots.n} += 1")
+        env = _env_code(entries)
+        if rule.require is None:
+            return [*lines, f"{indent}sink({env})"]
+        return [
+            *lines,
+            f"{indent}try:",
+            *self._truth_lines(rule.require, scope, "ok", indent + "    "),
+            f"{indent}except _FAILURES as error:",
+            f"{indent}    {slots.errors}.append(({env}, _failure(error))); ok = True",
+            f"{indent}if not ok: {slots.failed}.append({env})",
+        ]
+
+    def _clause_lines(
+        self,
+        binding: ast.Binding,
+        depth: int,
+        rules: list[_Rule],
+        scope: dict[str, str],
+        entries: list[str],
+        indent: str,
+    ) -> tuple[list[str], dict[str, str], list[str]]:
+        """A `for` clause's source, evaluated once for `rules`, and the head of its loop;
+        with the scope and environment entries inside the loop. A source that cannot be
+        evaluated is an error of each rule, and binds nothing."""
+        var = binding.var.text
+        suffix = rules[0].slots.suffix if depth else ""
+        local, source = f"v{depth}_{var}{suffix}", f"it{depth}{suffix}"
+        partial = _env_code(entries)
+        lines = [
+            f"{indent}try:",
+            *self._binding_source(binding, source, scope, indent + "    "),
+            f"{indent}except _FAILURES as error:",
+            *(f"{indent}    {r.slots.errors}.append(({partial}, _failure(error)))" for r in rules),
+            f"{indent}    {source} = ()",
+        ]
+        owner = _list_owner(binding.source, scope)
+        if owner is not None:
+            assert isinstance(binding.source, ast.Attribute)
+            position = f"i{depth}{suffix}"
+            lines.append(f"{indent}for {position}, {local} in enumerate({source}):")
+            element = f"({owner!r}, {binding.source.name!r}, {position})"
+            entries = [*entries, f"_ELEMENT + {var!r}: {element}"]
+        else:
+            lines.append(f"{indent}for {local} in {source}:")
+            if self._yields_nodes(binding.source, scope):
+                self._node_locals.add(local)
+                self._node_attrs[local] = f"r{depth}{suffix}"
+                lines.append(f"{indent}    r{depth}{suffix} = A[{local}]")
+        return lines, {**scope, var: local}, [*entries, f"{var!r}: {local}"]
+
+    def _filter_lines(
+        self,
+        binding: ast.Binding,
+        scope: dict[str, str],
+        entries: list[str],
+        indent: str,
+        slots: _Slots,
+    ) -> tuple[list[str], str]:
+        """A clause's `where`, guarding the lines after it (and their indent); one that
+        cannot be evaluated is an error, and filters the binding out."""
+        if binding.where is None:
+            return [], indent
+        env = _env_code(entries)
+        return [
+            f"{indent}try:",
+            *self._truth_lines(binding.where, scope, "w", indent + "    "),
+            f"{indent}except _FAILURES as error:",
+            f"{indent}    {slots.errors}.append(({env}, _failure(error))); w = False",
+            f"{indent}if w:",
+        ], indent + "    "
 
     # -- conditions as statements ------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.evaluate.bindings import describe_binding
-from engine.evaluate.compile import Compiler, Context, Env, Failures, RuleRun
+from engine.evaluate.compile import Compiler, Context, Env, Failures, GroupRun, RuleRun
+from engine.freeze.canonical import canonical_form, canonical_json
 from engine.syntax import ast
 
 EVALUATION_ERROR = "RULE_EVALUATION_ERROR"
@@ -44,8 +46,78 @@ def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> Comp
     )
 
 
+Subject = str | frozenset[str] | None
+Found = tuple[list[Violation], int]  # a link rule's violations, and how many bindings it checked
+_NOTHING: Found = ([], 0)  # a place not yet filled (every place is, before it is read)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkGroup:
+    """Link rules run together: those whose first `for` clause binds the same variable to
+    the same source, in one loop (`Compiler.link_group`); a rule alone, by itself.
+    `positions` are the rules' places in the sequence they were grouped from."""
+
+    links: tuple[CompiledLink, ...]
+    positions: tuple[int, ...]
+    function: GroupRun | None  # None for a rule alone
+
+
+def group_links(
+    compiler: Compiler, links: Sequence[CompiledLink], together: Callable[[str], bool]
+) -> tuple[LinkGroup, ...]:
+    """`links` in groups that share their first clause, each group where its first rule
+    is. Only rules for which `together(name)` holds are grouped (a rule that reads another
+    rule's result must run in its place)."""
+    members: dict[object, list[int]] = {}
+    for position, link in enumerate(links):
+        decl = compiler.symbols.declarations[link.name]
+        assert isinstance(decl, ast.LinkDecl)
+        first = decl.bindings[0]
+        key: object = position
+        if together(link.name):
+            key = (first.var.text, canonical_json(canonical_form(first.source)))
+        members.setdefault(key, []).append(position)
+    groups = []
+    for positions in members.values():
+        grouped = tuple(links[p] for p in positions)
+        function = None
+        if len(grouped) > 1:
+            decls = tuple(compiler.symbols.declarations[link.name] for link in grouped)
+            function = compiler.link_group(decls)  # type: ignore[arg-type]
+        groups.append(LinkGroup(grouped, tuple(positions), function))
+    return tuple(groups)
+
+
+def run_links(
+    groups: Sequence[LinkGroup], count: int, ctx: Context, subject: Subject
+) -> list[Found]:
+    """What each of `count` link rules (grouped by `group_links`) finds on one graph, in
+    the order they were grouped from."""
+    found: list[Found] = [_NOTHING] * count
+    for group in groups:
+        for position, result in zip(group.positions, run_group(group, ctx, subject), strict=True):
+            found[position] = result
+    return found
+
+
+def run_group(group: LinkGroup, ctx: Context, subject: Subject) -> list[Found]:
+    """What each rule of a group finds on one graph, in the group's order: for each, what
+    `run_link` finds."""
+    if group.function is None:
+        return [run_link(group.links[0], ctx, subject)]
+    failed: list[list[Env]] = [[] for _ in group.positions]
+    errors: list[Failures] = [[] for _ in group.positions]
+    bound = group.function(ctx, _NO_ENV, failed, errors)
+    return [
+        (_violations(link, failed[k], errors[k], ctx, subject), bound[k])
+        if failed[k] or errors[k]
+        else ([], bound[k])
+        for k, link in enumerate(group.links)
+    ]
+
+
 def run_link(
-    link: CompiledLink, ctx: Context, subject_document: str | frozenset[str] | None = None
+    link: CompiledLink, ctx: Context, subject_document: Subject = None
 ) -> tuple[list[Violation], int]:
     """Every violation of one link rule on one graph, and how many bindings it checked.
 
@@ -58,19 +130,25 @@ def run_link(
     bound = link.function(ctx, _NO_ENV, None, failed, errors)
     if not failed and not errors:  # the common case, on the per-answer hot path
         return [], bound
+    return _violations(link, failed, errors, ctx, subject_document), bound
+
+
+def _violations(
+    link: CompiledLink, failed: list[Env], errors: Failures, ctx: Context, subject_document: Subject
+) -> list[Violation]:
     violations = [_violation(link, env, ctx, subject_document) for env in failed]
     violations += [
         _violation(link, env, ctx, subject_document, f"rule could not be evaluated: {message}")
         for env, message in errors
     ]
-    return violations, bound
+    return violations
 
 
 def _violation(
     link: CompiledLink,
     env: Env,
     ctx: Context,
-    subject_document: str | frozenset[str] | None,
+    subject_document: Subject,
     error: str | None = None,
 ) -> Violation:
     ids, document, pointer = describe_binding(env, ctx, subject_document)

@@ -33,7 +33,7 @@ from engine.bundle.schemac import Validator
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import BundleFiles, Facts
-from engine.evaluate.links import EVALUATION_ERROR, Violation, run_link
+from engine.evaluate.links import EVALUATION_ERROR, Violation, run_links
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
@@ -208,9 +208,9 @@ class NestedChecker:
         measured = frozenset(c.name.text for c in decl.documents if c.measured)
         subject = measured or frozenset(documents)
         links = self.program.links_of(graph_name)  # found once per program
+        groups = self.program.link_groups_of(graph_name)
         found = list(problems)
-        for link in links:
-            failed, _bound = run_link(link, ctx, subject)
+        for failed, _bound in run_links(groups, len(links), ctx, subject):
             if failed:  # most links of most inputs find nothing
                 found += [
                     _violation(v, loaded)

@@ -32,7 +32,15 @@ from engine.evaluate.gates import (
     run_gate,
     run_table,
 )
-from engine.evaluate.links import CompiledLink, Violation, compile_link, run_link
+from engine.evaluate.links import (
+    CompiledLink,
+    Found,
+    LinkGroup,
+    Violation,
+    compile_link,
+    group_links,
+    run_group,
+)
 from engine.evaluate.runtime import FAILURES, EvaluationError, failure
 from engine.graph.build import GraphSpec, graph_spec
 from engine.order import topological_order
@@ -158,6 +166,8 @@ class _Run:
     decisions: list[DecisionResult] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)
     undecided: list[tuple[str, Undecided]] = field(default_factory=list)
+    # What the link rules of a group found that have not been reached yet, by name.
+    grouped: dict[str, Found] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +186,7 @@ class Program:
     _compiled: dict[str, Step] = field(default_factory=dict)
     _steps_of: dict[str, tuple[Step, ...]] = field(default_factory=dict)
     _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
+    _groups_of: dict[str, tuple[LinkGroup, ...]] = field(default_factory=dict)
 
     @property
     def schedule(self) -> tuple[Step, ...]:
@@ -209,6 +220,19 @@ class Program:
             steps = self.steps_of(graph)
             self._links_of[graph] = tuple(s for s in steps if isinstance(s, CompiledLink))
         return self._links_of[graph]
+
+    def link_groups_of(self, graph: str) -> tuple[LinkGroup, ...]:
+        """The link rules of `links_of(graph)` grouped to share their loops
+        (`group_links`): those that read no other rule's result (found once)."""
+        if graph not in self._groups_of:
+            checked = self.ruleset.checked
+
+            def reads_no_rule(name: str) -> bool:
+                return not reads(name, checked.symbols, checked.infos)[0]
+
+            links = self.links_of(graph)
+            self._groups_of[graph] = group_links(self.compiler, links, reads_no_rule)
+        return self._groups_of[graph]
 
     def table(self, name: str) -> CompiledTable:
         """The compiled table `name` (a KeyError when there is none)."""
@@ -247,6 +271,7 @@ class Program:
         rows, so a table no one reports need not be held)."""
         run = _Run()
         steps = self.steps_of(graph)
+        groups = {link.name: group for group in self.link_groups_of(graph) for link in group.links}
         for number, step in enumerate(steps):
             advance(number, len(steps), _step_name(step))
             if isinstance(step, CompiledTable):
@@ -256,7 +281,7 @@ class Program:
                     continue
                 if tables is not None and name not in tables:
                     continue
-            _run_step(step, ctx, subject, run)
+            _run_step(step, ctx, subject, run, groups)
         return Evaluation(
             tuple(run.violations),
             tuple(run.budgets),
@@ -330,14 +355,25 @@ def _record(result: RuleResult, ctx: Context, results: list[RuleResult], run: _R
         run.vacuous.append(result.name)
 
 
-def _run_step(step: Step, ctx: Context, subject: Any, run: _Run) -> None:
+def _run_link(step: CompiledLink, group: LinkGroup, ctx: Context, subject: Any, run: _Run) -> None:
+    """A link rule's findings, in its place in the schedule. The first rule of a group to
+    be reached runs the group; the others take what it found for them."""
+    if step.name not in run.grouped:
+        names = (link.name for link in group.links)
+        run.grouped.update(zip(names, run_group(group, ctx, subject), strict=True))
+    found, bound = run.grouped.pop(step.name)
+    ctx.gates[step.name] = not found
+    run.violations += found
+    if not bound and not found:
+        run.vacuous.append(step.name)
+
+
+def _run_step(
+    step: Step, ctx: Context, subject: Any, run: _Run, groups: Mapping[str, LinkGroup]
+) -> None:
     match step:
         case CompiledLink():
-            found, bound = run_link(step, ctx, subject)
-            ctx.gates[step.name] = not found
-            run.violations += found
-            if not bound and not found:
-                run.vacuous.append(step.name)
+            _run_link(step, groups[step.name], ctx, subject, run)
         case CompiledBudget():
             _record(run_budget(step, ctx), ctx, run.budgets, run)
         case CompiledGate():
