@@ -19,7 +19,7 @@ from rulegen import check_texts
 
 from engine.errors import RulecheckError
 from engine.evaluate.compile import Compiler, Context
-from engine.evaluate.links import compile_link, group_links, run_link, run_links
+from engine.evaluate.links import compile_link, group_links, link_violations, run_group, run_link
 from engine.graph.build import build_graph, graph_spec
 from engine.syntax import ast
 from engine.syntax.parse import parse_text
@@ -134,14 +134,17 @@ _SECOND_CLAUSES = ("", "  for y in x -> next\n", "  for t in x.tags\n")
 
 @st.composite
 def _rule_sharing_a_loop(draw: st.DrawFn, number: int) -> str:
-    """A link rule over `for x in rec`, with a filter, a second clause or neither."""
+    """A link rule over `for x in rec` (or `union(rec)`, another loop), with a filter, a
+    second clause or neither."""
+    source = draw(st.sampled_from(["rec", "union(rec)"]))
     where = f" where {draw(_condition(('x',)))}" if draw(st.booleans()) else ""
     second = draw(st.sampled_from(_SECOND_CLAUSES))
     variables = ("x", "y") if "y in" in second else ("x",)
     require = draw(_condition(variables))
     if "t in" in second:
         require = f'({require}) and t != "u"'
-    return f"link r{number}\n  for x in rec{where}\n{second}  require {require}\n  else reject C1\n"
+    clauses = f"  for x in {source}{where}\n{second}"
+    return f"link r{number}\n{clauses}  require {require}\n  else reject C1\n"
 
 
 @settings(max_examples=200, deadline=None)
@@ -161,9 +164,12 @@ def test_rules_sharing_a_loop_find_what_each_finds_alone(
     compiler = Compiler(checked)
     links = [compile_link(compiler, decl, "hash") for decl in decls]
     groups = group_links(compiler, links, lambda _name: True)
-    assert [len(group.links) for group in groups] == [len(links)]
+    sources = {rule.split("\n")[1].split(" where ")[0] for rule in rules}
+    assert len(groups) == len(sources)
     alone = [run_link(link, Context(graph)) for link in links]
-    assert run_links(groups, len(links), Context(graph), None) == alone
+    for group in groups:
+        assert run_group(group, Context(graph), None) == [alone[p] for p in group.positions]
+    assert link_violations(groups, Context(graph), None) == [v for found, _ in alone for v in found]
 
 
 @pytest.mark.parametrize(("value", "failed"), [(1, 0), (0, 1)])

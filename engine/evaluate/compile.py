@@ -32,8 +32,11 @@ Env = dict[str, Any]
 Compiled = Callable[[Context, Env], Any]
 Failures = list[tuple[Env, str]]
 RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failures], int]
-# A group of link rules (`Compiler.link_group`): per rule, its failed bindings and its errors.
-GroupRun = Callable[[Context, Env, list[list[Env]], list[Failures]], tuple[int, ...]]
+# A group of link rules (`Compiler.link_group`): failed bindings and errors tagged with the
+# index of their rule in the group.
+GroupRun = Callable[
+    [Context, Env, list[tuple[int, Env]], list[tuple[int, Env, str]]], tuple[int, ...]
+]
 
 __all__ = [
     "Compiled",
@@ -181,14 +184,22 @@ def _exact(value: Fraction) -> int | Fraction:
 
 @dataclass(frozen=True, slots=True)
 class _Slots:
-    """The generated names a rule's function writes its findings to: its count of bindings,
-    its failed bindings and its errors, and the suffix of the locals of its clauses after the
-    first (rules sharing a loop must not share those)."""
+    """How a rule's function records what it finds: its count of bindings, and the tag
+    its failed bindings and errors carry (its index in a group: rules sharing a loop share
+    the lists) with the suffix of the locals of its clauses after the first (rules sharing
+    a loop must not share those)."""
 
     n: str = "n"
-    failed: str = "failed"
-    errors: str = "errors"
+    tag: str = ""  # "" alone; "K, " for the rule at index K of a group
     suffix: str = ""
+
+    def failed(self, env: str) -> str:
+        """The statement that records the failed binding `env`."""
+        return f"failed.append(({self.tag}{env}))"
+
+    def error(self, env: str) -> str:
+        """The statement that records that binding `env` could not be evaluated."""
+        return f"errors.append(({self.tag}{env}, _failure(error)))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,18 +338,17 @@ class Compiler:
         (`for c in citation`), in one loop over that source: a record is read once for
         all of them, and what they look up in the graph is looked up once.
 
-        `f(ctx, env, failed, errors)` takes one list of failed bindings and one of errors per
-        rule, in the order of `decls`, and returns each rule's count of bindings; each rule
-        finds what `link_function` finds, in the same order.
+        `f(ctx, env, failed, errors)` appends `(K, binding_env)` to `failed` and
+        `(K, binding_env, message)` to `errors` for the rule at index K of `decls`, and
+        returns each rule's count of bindings: each rule finds what `link_function` finds,
+        in the same order.
         """
         count = len(decls)
-        slots = [_Slots(f"n_{k}", f"failed_{k}", f"errors_{k}", f"_{k}") for k in range(count)]
+        slots = [_Slots(f"n_{k}", f"{k}, ", f"_{k}") for k in range(count)]
         name = f"links_{next(self._counter)}"
         lines = [
             f"def {name}(ctx, env, failed, errors):",
             "    PREAMBLE",
-            f"    {''.join(s.failed + ', ' for s in slots)}= failed",
-            f"    {''.join(s.errors + ', ' for s in slots)}= errors",
             f"    {' = '.join(s.n for s in slots)} = 0",
         ]
         rules = [
@@ -406,8 +416,8 @@ class Compiler:
             f"{indent}try:",
             *self._truth_lines(rule.require, scope, "ok", indent + "    "),
             f"{indent}except _FAILURES as error:",
-            f"{indent}    {slots.errors}.append(({env}, _failure(error))); ok = True",
-            f"{indent}if not ok: {slots.failed}.append({env})",
+            f"{indent}    {slots.error(env)}; ok = True",
+            f"{indent}if not ok: {slots.failed(env)}",
         ]
 
     def _clause_lines(
@@ -430,7 +440,7 @@ class Compiler:
             f"{indent}try:",
             *self._binding_source(binding, source, scope, indent + "    "),
             f"{indent}except _FAILURES as error:",
-            *(f"{indent}    {r.slots.errors}.append(({partial}, _failure(error)))" for r in rules),
+            *(f"{indent}    {rule.slots.error(partial)}" for rule in rules),
             f"{indent}    {source} = ()",
         ]
         owner = _list_owner(binding.source, scope)
@@ -465,7 +475,7 @@ class Compiler:
             f"{indent}try:",
             *self._truth_lines(binding.where, scope, "w", indent + "    "),
             f"{indent}except _FAILURES as error:",
-            f"{indent}    {slots.errors}.append(({env}, _failure(error))); w = False",
+            f"{indent}    {slots.error(env)}; w = False",
             f"{indent}if w:",
         ], indent + "    "
 

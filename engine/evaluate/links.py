@@ -48,18 +48,17 @@ def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> Comp
 
 Subject = str | frozenset[str] | None
 Found = tuple[list[Violation], int]  # a link rule's violations, and how many bindings it checked
-_NOTHING: Found = ([], 0)  # a place not yet filled (every place is, before it is read)
 
 
 @dataclass(frozen=True, slots=True)
 class LinkGroup:
-    """Link rules run together: those whose first `for` clause binds the same variable to
-    the same source, in one loop (`Compiler.link_group`); a rule alone, by itself.
+    """Link rules run by one function: those whose first `for` clause binds the same
+    variable to the same source, in one loop (`Compiler.link_group`), or a rule alone.
     `positions` are the rules' places in the sequence they were grouped from."""
 
     links: tuple[CompiledLink, ...]
     positions: tuple[int, ...]
-    function: GroupRun | None  # None for a rule alone
+    function: GroupRun
 
 
 def group_links(
@@ -70,9 +69,7 @@ def group_links(
     rule's result must run in its place)."""
     members: dict[object, list[int]] = {}
     for position, link in enumerate(links):
-        decl = compiler.symbols.declarations[link.name]
-        assert isinstance(decl, ast.LinkDecl)
-        first = decl.bindings[0]
+        first = _decl(compiler, link).bindings[0]
         key: object = position
         if together(link.name):
             key = (first.var.text, canonical_json(canonical_form(first.source)))
@@ -80,40 +77,64 @@ def group_links(
     groups = []
     for positions in members.values():
         grouped = tuple(links[p] for p in positions)
-        function = None
-        if len(grouped) > 1:
-            decls = tuple(compiler.symbols.declarations[link.name] for link in grouped)
-            function = compiler.link_group(decls)  # type: ignore[arg-type]
+        function = compiler.link_group(tuple(_decl(compiler, link) for link in grouped))
         groups.append(LinkGroup(grouped, tuple(positions), function))
     return tuple(groups)
 
 
-def run_links(
-    groups: Sequence[LinkGroup], count: int, ctx: Context, subject: Subject
-) -> list[Found]:
-    """What each of `count` link rules (grouped by `group_links`) finds on one graph, in
-    the order they were grouped from."""
-    found: list[Found] = [_NOTHING] * count
-    for group in groups:
-        for position, result in zip(group.positions, run_group(group, ctx, subject), strict=True):
-            found[position] = result
-    return found
+def _decl(compiler: Compiler, link: CompiledLink) -> ast.LinkDecl:
+    decl = compiler.symbols.declarations[link.name]
+    assert isinstance(decl, ast.LinkDecl)
+    return decl
 
 
 def run_group(group: LinkGroup, ctx: Context, subject: Subject) -> list[Found]:
     """What each rule of a group finds on one graph, in the group's order: for each, what
     `run_link` finds."""
-    if group.function is None:
-        return [run_link(group.links[0], ctx, subject)]
-    failed: list[list[Env]] = [[] for _ in group.positions]
-    errors: list[Failures] = [[] for _ in group.positions]
-    bound = group.function(ctx, _NO_ENV, failed, errors)
-    return [
-        (_violations(link, failed[k], errors[k], ctx, subject), bound[k])
-        if failed[k] or errors[k]
-        else ([], bound[k])
-        for k, link in enumerate(group.links)
+    failed: list[tuple[int, Env]] = []
+    errors: list[tuple[int, Env, str]] = []
+    counts = group.function(ctx, _NO_ENV, failed, errors)
+    found: list[Found] = [([], count) for count in counts]
+    for k, violation in _group_violations(group, failed, errors, ctx, subject):
+        found[k][0].append(violation)
+    return found
+
+
+def link_violations(groups: Sequence[LinkGroup], ctx: Context, subject: Subject) -> list[Violation]:
+    """Every violation of the grouped link rules on one graph, rule by rule in the order
+    they were grouped from, each rule's as `run_link` finds them (the per-answer path:
+    one pair of lists for every group, most of which find nothing)."""
+    failed: list[tuple[int, Env]] = []
+    errors: list[tuple[int, Env, str]] = []
+    found: list[tuple[int, Violation]] = []
+    for group in groups:
+        group.function(ctx, _NO_ENV, failed, errors)
+        if failed or errors:
+            violations = _group_violations(group, failed, errors, ctx, subject)
+            found += [(group.positions[k], violation) for k, violation in violations]
+            failed.clear()
+            errors.clear()
+    found.sort(key=lambda entry: entry[0])  # stable: each rule's in the order found
+    return [violation for _position, violation in found]
+
+
+def _group_violations(
+    group: LinkGroup,
+    failed: list[tuple[int, Env]],
+    errors: list[tuple[int, Env, str]],
+    ctx: Context,
+    subject: Subject,
+) -> list[tuple[int, Violation]]:
+    """The violations of a group's rules, each with its rule's index in the group: a
+    rule's failed bindings, then its bindings that could not be evaluated."""
+    links = group.links
+    found = [(k, _violation(links[k], env, ctx, subject)) for k, env in failed]
+    found += [
+        (k, _violation(links[k], env, ctx, subject, f"rule could not be evaluated: {message}"))
+        for k, env, message in errors
     ]
+    found.sort(key=lambda entry: entry[0])  # stable: each rule's in the order found
+    return found
 
 
 def run_link(

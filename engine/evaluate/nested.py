@@ -33,7 +33,7 @@ from engine.bundle.schemac import Validator
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import BundleFiles, Facts
-from engine.evaluate.links import EVALUATION_ERROR, Violation, run_links
+from engine.evaluate.links import EVALUATION_ERROR, Violation, link_violations
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
@@ -210,13 +210,11 @@ class NestedChecker:
         links = self.program.links_of(graph_name)  # found once per program
         groups = self.program.link_groups_of(graph_name)
         found = list(problems)
-        for failed, _bound in run_links(groups, len(links), ctx, subject):
-            if failed:  # most links of most inputs find nothing
-                found += [
-                    _violation(v, loaded)
-                    for v in failed
-                    if not schema_failed or v.code != EVALUATION_ERROR
-                ]
+        found += [
+            _violation(v, loaded)
+            for v in link_violations(groups, ctx, subject)
+            if not schema_failed or v.code != EVALUATION_ERROR
+        ]
         return FilesCheck(True, tuple(found), shown, len(links))
 
     def protocol(self, name: str) -> ast.ProtocolDecl:
