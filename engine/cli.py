@@ -785,11 +785,12 @@ def _program(rules: tuple[Path, ...], lock: Path | None = None) -> Any:
 
 def _ruleset(rules: tuple[Path, ...], lock: Path | None) -> Any:
     """The rules to run; with `--lock`, refused unless they are the locked ones."""
-    from engine.freeze.diff import refuse_unlocked
     from engine.ruleset import load_ruleset
 
     ruleset = load_ruleset(_default_paths(rules))
-    if lock is not None:
+    if lock is not None:  # a lock is YAML: PyYAML is imported only to read one
+        from engine.freeze.diff import refuse_unlocked
+
         refuse_unlocked(lock, ruleset.hashed)
     return ruleset
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, overload
 
 from engine.bundle.strictjson import loads_strict, locate
-from engine.bundle.yamlevents import load_yaml, yaml_positions_of
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
@@ -164,6 +163,8 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
     def _positions(self) -> dict[str, tuple[int, int]]:
         if self._found is None:
             raw = self._source.read()  # it parsed before, unless it changed since
+            from engine.bundle.yamlevents import yaml_positions_of  # see `_yaml_value`
+
             self._found = {} if raw is None else yaml_positions_of(raw, self._source.file)
         return self._found
 
@@ -329,6 +330,10 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     if raw is None:
         raw = read_input(path)
     if kind == "yaml":
+        # PyYAML and cerberus are imported by the first YAML document: checking JSON
+        # answers (`rulecheck answers`) needs neither, and they are a tenth of its start-up.
+        from engine.bundle.yamlevents import load_yaml
+
         value, unquoted = load_yaml(raw, file, "INPUT")
         source = SourceBytes(raw, file)
         return Document(

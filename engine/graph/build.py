@@ -477,7 +477,9 @@ class Graph:
         once per graph for every rule that asks. Callers only read it."""
         found = self._unions.get(kinds)
         if found is None:
-            found = [node for kind in dict.fromkeys(kinds) for node in self.by_kind.get(kind, ())]
+            found = []
+            for kind in dict.fromkeys(kinds):
+                found += self.by_kind.get(kind, ())  # extended in C: no step per node
             self._unions[kinds] = found
         return found
 
