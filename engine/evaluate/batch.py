@@ -53,7 +53,7 @@ class FilesRunner:
         self._checker = NestedChecker(program, None, unreadable_is_usage=True)
         self.protocol = _protocol(self._checker, alias.protocol)
         for graph in self.protocol.graph:  # compiled now, to be frozen with the rest
-            program.steps_of(graph.text)
+            program.link_groups_of(graph.text)
         # The compiled rules live as long as the runner and form no garbage: out of the
         # collector's sight, its passes between jobs walk only what the jobs made.
         gc.freeze()
