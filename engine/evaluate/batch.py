@@ -13,12 +13,9 @@ from __future__ import annotations
 import collections
 import gc
 import itertools
-import multiprocessing
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -248,6 +245,11 @@ def pooled(
     results end, every worker and multiprocessing's resource tracker have exited: a
     command leaves no process behind.
     """
+    # imported here: a process that checks its jobs itself (`--jobs 1`) needs neither
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     window, chunk = sizes
     if inherit is not None and _can_fork():
         inherit()
@@ -293,6 +295,8 @@ def _worker_lost() -> RulecheckError:
 def _can_fork() -> bool:
     """Forking is safe here: the platform has it and no other thread runs (a lock another
     thread holds would stay locked forever in the child)."""
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 

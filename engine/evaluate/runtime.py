@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
-from importlib import metadata
 from typing import Any
 
 from engine.bundle.documents import RecordLines
@@ -929,6 +928,8 @@ def json_sha256(value: Any) -> str:
 @functools.cache
 def rulecheck_version() -> str:
     """The installed rulecheck's version."""
+    from importlib import metadata  # a tenth of the imports of a command that never asks
+
     from engine.inventory import DISTRIBUTION
 
     return metadata.version(DISTRIBUTION)
