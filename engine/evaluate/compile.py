@@ -321,27 +321,16 @@ class Compiler:
             self._free = frozenset()
         return function
 
-    def link_function(self, decl: ast.LinkDecl) -> RuleRun:
-        """A link rule: its bindings, with the requirement checked inline (the hot path).
-
-        `f(ctx, env, sink, failed, errors)`, as `rule_function`'s: a failing binding is
-        appended to `failed`, one whose requirement cannot be evaluated to `errors`.
-        """
-        name = f"link_{decl.name.text}"
-        lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
-        rules = [_Rule(decl.bindings, decl.require)]
-        function: RuleRun = self._generated_rule(name, lines, rules, "    return n")
-        return function
-
     def link_group(self, decls: tuple[ast.LinkDecl, ...]) -> GroupRun:
-        """Link rules whose first `for` clause binds the same variable to the same source
-        (`for c in citation`), in one loop over that source: a record is read once for
-        all of them, and what they look up in the graph is looked up once.
+        """Link rules, their requirements checked inline (the hot path). Rules whose first
+        `for` clause binds the same variable to the same source (`for c in citation`) run
+        in one loop over that source: a record is read once for all of them, and what they
+        look up in the graph is looked up once. A rule alone is a group of one.
 
-        `f(ctx, env, failed, errors)` appends `(K, binding_env)` to `failed` and
-        `(K, binding_env, message)` to `errors` for the rule at index K of `decls`, and
-        returns each rule's count of bindings: each rule finds what `link_function` finds,
-        in the same order.
+        `f(ctx, env, failed, errors)` appends `(K, binding_env)` to `failed` for each
+        failing binding and `(K, binding_env, message)` to `errors` for each binding that
+        cannot be evaluated, K the rule's index in `decls`, and returns each rule's count
+        of bindings: each rule finds what it finds alone, in the same order.
         """
         count = len(decls)
         slots = [_Slots(f"n_{k}", f"{k}, ", f"_{k}") for k in range(count)]

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.evaluate.bindings import describe_binding
-from engine.evaluate.compile import Compiler, Context, Env, Failures, GroupRun, RuleRun
+from engine.evaluate.compile import Compiler, Context, Env, GroupRun
 from engine.freeze.canonical import canonical_form, canonical_json
 from engine.syntax import ast
 
@@ -35,14 +35,14 @@ class CompiledLink:
     hash: str
     code: str
     message: str
-    function: RuleRun
+    function: GroupRun  # the rule as a group of one (`Compiler.link_group`)
 
 
 def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> CompiledLink:
     """Compile a link rule with its reject code's message."""
     code = compiler.symbols.codes[decl.code.text]
     return CompiledLink(
-        decl.name.text, rule_hash, decl.code.text, code.message, compiler.link_function(decl)
+        decl.name.text, rule_hash, decl.code.text, code.message, compiler.link_group((decl,))
     )
 
 
@@ -77,7 +77,9 @@ def group_links(
     groups = []
     for positions in members.values():
         grouped = tuple(links[p] for p in positions)
-        function = compiler.link_group(tuple(_decl(compiler, link) for link in grouped))
+        function = grouped[0].function  # a rule alone runs as it was compiled
+        if len(grouped) > 1:
+            function = compiler.link_group(tuple(_decl(compiler, link) for link in grouped))
         groups.append(LinkGroup(grouped, tuple(positions), function))
     return tuple(groups)
 
@@ -137,32 +139,14 @@ def _group_violations(
     return found
 
 
-def run_link(
-    link: CompiledLink, ctx: Context, subject_document: Subject = None
-) -> tuple[list[Violation], int]:
+def run_link(link: CompiledLink, ctx: Context, subject_document: Subject = None) -> Found:
     """Every violation of one link rule on one graph, and how many bindings it checked.
 
     A binding that cannot be evaluated is a violation of its own, located like the others,
     and the rule goes on with the next binding. Violations are located in
     `subject_document` (the input under check) where possible.
     """
-    failed: list[Env] = []
-    errors: Failures = []
-    bound = link.function(ctx, _NO_ENV, None, failed, errors)
-    if not failed and not errors:  # the common case, on the per-answer hot path
-        return [], bound
-    return _violations(link, failed, errors, ctx, subject_document), bound
-
-
-def _violations(
-    link: CompiledLink, failed: list[Env], errors: Failures, ctx: Context, subject_document: Subject
-) -> list[Violation]:
-    violations = [_violation(link, env, ctx, subject_document) for env in failed]
-    violations += [
-        _violation(link, env, ctx, subject_document, f"rule could not be evaluated: {message}")
-        for env, message in errors
-    ]
-    return violations
+    return run_group(LinkGroup((link,), (0,), link.function), ctx, subject_document)[0]
 
 
 def _violation(
