@@ -334,7 +334,8 @@ class Compiler:
         """
         count = len(decls)
         slots = [_Slots(f"n_{k}", f"{k}, ", f"_{k}") for k in range(count)]
-        name = f"links_{next(self._counter)}"
+        # named after its first rule, as profiles and tracebacks show it
+        name = f"link_{decls[0].name.text}" + (f"_and_{count - 1}" if count > 1 else "")
         lines = [
             f"def {name}(ctx, env, failed, errors):",
             "    PREAMBLE",
