@@ -163,7 +163,7 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
     def _positions(self) -> dict[str, tuple[int, int]]:
         if self._found is None:
             raw = self._source.read()  # it parsed before, unless it changed since
-            from engine.bundle.yamlevents import yaml_positions_of  # see `_yaml_value`
+            from engine.bundle.yamlevents import yaml_positions_of  # see `load_document`
 
             self._found = {} if raw is None else yaml_positions_of(raw, self._source.file)
         return self._found

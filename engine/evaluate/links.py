@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.evaluate.bindings import describe_binding
 from engine.evaluate.compile import Compiler, Context, Env, GroupRun
@@ -35,15 +35,24 @@ class CompiledLink:
     hash: str
     code: str
     message: str
-    function: GroupRun  # the rule as a group of one (`Compiler.link_group`)
+    decl: ast.LinkDecl = field(repr=False, compare=False)
+    compiler: Compiler = field(repr=False, compare=False)
+    _alone: list[GroupRun] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def function(self) -> GroupRun:
+        """The rule as a group of one (`Compiler.link_group`), compiled when first asked
+        for: a rule that shares its loop runs in its group's function, never in this one."""
+        if not self._alone:
+            self._alone.append(self.compiler.link_group((self.decl,)))
+        return self._alone[0]
 
 
 def compile_link(compiler: Compiler, decl: ast.LinkDecl, rule_hash: str) -> CompiledLink:
-    """Compile a link rule with its reject code's message."""
+    """A link rule with its reject code's message, ready to be compiled alone or in a
+    group (`group_links`)."""
     code = compiler.symbols.codes[decl.code.text]
-    return CompiledLink(
-        decl.name.text, rule_hash, decl.code.text, code.message, compiler.link_group((decl,))
-    )
+    return CompiledLink(decl.name.text, rule_hash, decl.code.text, code.message, decl, compiler)
 
 
 Subject = str | frozenset[str] | None
@@ -69,7 +78,7 @@ def group_links(
     rule's result must run in its place)."""
     members: dict[object, list[int]] = {}
     for position, link in enumerate(links):
-        first = _decl(compiler, link).bindings[0]
+        first = link.decl.bindings[0]
         key: object = position
         if together(link.name):
             key = (first.var.text, canonical_json(canonical_form(first.source)))
@@ -77,17 +86,12 @@ def group_links(
     groups = []
     for positions in members.values():
         grouped = tuple(links[p] for p in positions)
-        function = grouped[0].function  # a rule alone runs as it was compiled
         if len(grouped) > 1:
-            function = compiler.link_group(tuple(_decl(compiler, link) for link in grouped))
+            function = compiler.link_group(tuple(link.decl for link in grouped))
+        else:
+            function = grouped[0].function
         groups.append(LinkGroup(grouped, tuple(positions), function))
     return tuple(groups)
-
-
-def _decl(compiler: Compiler, link: CompiledLink) -> ast.LinkDecl:
-    decl = compiler.symbols.declarations[link.name]
-    assert isinstance(decl, ast.LinkDecl)
-    return decl
 
 
 def run_group(group: LinkGroup, ctx: Context, subject: Subject) -> list[Found]:
