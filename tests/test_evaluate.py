@@ -345,13 +345,15 @@ kind event of trace
   attr text: text
 metric same_text(a: event, b: event) = a.text == b.text
 metric shouted(e: event) = concat(e.text, "!")
+metric alike(e: event) = having(event, {"text": e.text})
 """
 
 
 def test_a_metric_of_comparisons_only_is_computed_not_memoised_and_others_by_argument() -> None:
     """A metric of attribute reads and comparisons costs less than its memo entry, which a
-    call per pair of records would hold for the whole evaluation: it is computed each time.
-    Any other metric has one memo table, keyed by its argument (a node) itself."""
+    call per pair of records would hold for the whole evaluation: it is computed each time;
+    so is a keyed look-up (`having`), whose index the context holds already. Any other
+    metric has one memo table, keyed by its argument (a node) itself."""
     from engine.check import check_rules
     from engine.evaluate.compile import Compiler, Context
     from engine.graph.build import Graph
@@ -377,5 +379,6 @@ def test_a_metric_of_comparisons_only_is_computed_not_memoised_and_others_by_arg
 
     assert [probe("same_text(x, y)"), probe("same_text(x, z)")] == [True, False]
     assert "same_text" not in ctx.memo
+    assert probe("alike(y)") == [("event", 0), ("event", 1)] and "alike" not in ctx.memo
     assert probe("shouted(z)") == "b!" and probe("shouted(z)") == "b!"
     assert ctx.memo["shouted"] == {("event", 2): "b!"}

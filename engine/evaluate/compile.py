@@ -160,10 +160,11 @@ _CHEAP_EXPRESSIONS = (
 _CHEAP_OPERATORS = ast.COMPARISONS | {"in", "not in"}
 
 
-def _cheaper_than_its_memo(body: ast.Expr) -> bool:
-    """Whether a metric body is only attribute reads, literals, comparisons and logic: such a body
-    costs less than its memo key and look-up, and a memo entry per call of it (once per
-    pair of records, say) would be held for the whole evaluation and never read again."""
+def _cheaper_than_its_memo(body: ast.Expr, metrics: Collection[str]) -> bool:
+    """Whether a metric body is only attribute reads, literals, comparisons, logic and
+    keyed look-ups (`having`, not a metric of that name): such a body costs less than its
+    memo key and look-up, and a memo entry per call of it (once per pair of records, say)
+    would be held for the whole evaluation, for at best the price of an index look-up."""
     pending: list[Any] = [body]
     while pending:
         node = pending.pop()
@@ -171,6 +172,10 @@ def _cheaper_than_its_memo(body: ast.Expr) -> bool:
             pending.extend(node)
         elif isinstance(node, ast.Binary) and node.op in _CHEAP_OPERATORS:
             pending += [node.left, node.right]
+        elif isinstance(node, ast.Call) and node.func == "having" and node.func not in metrics:
+            keys = node.args[1]
+            assert isinstance(keys, ast.MapLiteral)  # the checker allows no other form
+            pending += [value for _, value in keys.entries]
         elif not isinstance(node, _CHEAP_EXPRESSIONS):
             return False
         else:
@@ -647,7 +652,7 @@ class Compiler:
                 preamble = self._preamble(body)
         finally:
             self._free = free
-        if params and _cheaper_than_its_memo(decl.body):
+        if params and _cheaper_than_its_memo(decl.body, self.symbols.metrics):
             source = f"def {function}(ctx{args}):\n    {preamble}\n    return {body}\n"
         elif params:  # a metric is a pure function of the input and its arguments: memoise
             # One table per metric, keyed by the argument itself when there is one: a key
