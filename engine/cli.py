@@ -854,10 +854,14 @@ def _protocol_run(
     from engine.report.protocol_report import protocol_json, protocol_passed
 
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
-    text = _protocol_report(
-        found, protocol_json(found, strict), program, output_format, strict, reading
-    )
-    return text, int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+    code = int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
+    data = protocol_json(found, strict)
+    if output_format == "json":
+        # The report holds all it shows: the documents and the graph go before it is
+        # written, so that a large campaign's peak is not the two of them together.
+        del found
+        return to_json(data), code
+    return _protocol_report(found, data, program, output_format, strict, reading), code
 
 
 def _protocol_report(
