@@ -992,14 +992,26 @@ def _add_edges(
     nodes: list[NodeKey],
     attrs: dict[NodeKey, dict[str, Any]],
 ) -> None:
-    """The `label` edges of `nodes`: to the nodes their field's ids reach."""
+    """The `label` edges of `nodes`: to the nodes their field's ids reach.
+
+    The nodes that reach one node by a text share its list (and those that reach none
+    the empty one): most records link once, many to the same node, and readers of edges
+    never change a list."""
+    alone: list[NodeKey] = []
+    single: dict[NodeKey, list[NodeKey]] = {}
     for node in nodes:
         value = attrs[node].get(label)
         if value.__class__ is str:
             target = reaches.get(value)
-            edges[node] = [] if target is None else [target]
+            if target is None:
+                edges[node] = alone
+            else:
+                found = single.get(target)
+                if found is None:
+                    found = single[target] = [target]
+                edges[node] = found
         elif value is None:
-            edges[node] = []
+            edges[node] = alone
         elif value.__class__ is list:
             # only a text is an id the index holds: any other item finds nothing (a node
             # is a non-empty tuple, so `filter(None, ...)` drops exactly the misses)
