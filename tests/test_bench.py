@@ -132,3 +132,20 @@ def test_a_process_left_behind_is_counted_and_ended() -> None:
     assert run.left_behind == 1
     clean = ANSWERS.run_child(["sh", "-c", "sleep 0"], ROOT)
     assert clean.left_behind == 0
+
+
+def _child(cpu: float, wall: float, stdout: bytes = b"{}", left: int = 0) -> object:
+    return ANSWERS.ChildRun(["rulecheck"], 0, wall, cpu, 100, 100, stdout, b"", left)
+
+
+def test_rounds_give_each_time_its_least_and_count_every_process_left() -> None:
+    runs = [_child(5.0, 4.0, left=1), _child(4.5, 6.0), _child(4.8, 3.5, left=2)]
+    best = ANSWERS.least_child(runs)
+    assert (best.cpu, best.wall, best.left_behind) == (4.5, 3.5, 3)
+    references = [ANSWERS.ReferenceRun(10, {}, 2.0, 3.0), ANSWERS.ReferenceRun(10, {}, 2.5, 2.8)]
+    assert ANSWERS.least_reference(references) == ANSWERS.ReferenceRun(10, {}, 2.0, 2.8)
+
+
+def test_rounds_whose_outputs_differ_are_an_error() -> None:
+    with pytest.raises(RuntimeError, match="different outputs"):
+        ANSWERS.least_child([_child(1.0, 1.0, b"a"), _child(1.0, 1.0, b"b")])

@@ -696,7 +696,8 @@ def answers_section(bench: Bench) -> str:
     info = answers_bench.machine()
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     startup = answers_bench.measure_startup()
-    small, large = (answers_bench.measure_size(size) for size in bench.scale.answers)
+    rounds = bench.scale.repeats
+    small, large = (answers_bench.measure_size(size, rounds) for size in bench.scale.answers)
     agreement = answers_bench.measure_agreement(bench.scale.agreement)
     if not (agreement.rulecheck_exact and agreement.reference_exact):
         raise RuntimeError("the checkers do not flag exactly the mutated answers")
