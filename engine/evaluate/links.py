@@ -131,15 +131,16 @@ def _group_violations(
     ctx: Context,
     subject: Subject,
 ) -> list[tuple[int, Violation]]:
-    """The violations of a group's rules, each with its rule's index in the group: a
-    rule's failed bindings, then its bindings that could not be evaluated."""
+    """The violations of a group's rules, each with its rule's index in the group: all the
+    failed bindings, then all the bindings that could not be evaluated, each in the order
+    found (the callers take them rule by rule, so each rule's failures come before its
+    errors)."""
     links = group.links
     found = [(k, _violation(links[k], env, ctx, subject)) for k, env in failed]
     found += [
         (k, _violation(links[k], env, ctx, subject, f"rule could not be evaluated: {message}"))
         for k, env, message in errors
     ]
-    found.sort(key=lambda entry: entry[0])  # stable: each rule's in the order found
     return found
 
 
