@@ -997,21 +997,21 @@ def _add_edges(
     The nodes that reach one node by a text share its list (and those that reach none
     the empty one): most records link once, many to the same node, and readers of edges
     never change a list."""
-    alone: list[NodeKey] = []
+    no_edges: list[NodeKey] = []
     single: dict[NodeKey, list[NodeKey]] = {}
     for node in nodes:
         value = attrs[node].get(label)
         if value.__class__ is str:
             target = reaches.get(value)
             if target is None:
-                edges[node] = alone
+                edges[node] = no_edges
             else:
                 found = single.get(target)
                 if found is None:
                     found = single[target] = [target]
                 edges[node] = found
         elif value is None:
-            edges[node] = alone
+            edges[node] = no_edges
         elif value.__class__ is list:
             # only a text is an id the index holds: any other item finds nothing (a node
             # is a non-empty tuple, so `filter(None, ...)` drops exactly the misses)
