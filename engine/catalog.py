@@ -213,6 +213,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "an input is a FIFO, device, socket or folder, not a regular file (exit 2)",
             ),
             ("INPUT_TOO_LARGE", "an input file is larger than the size limit (exit 2)"),
+            (
+                "INPUT_CHANGED",
+                "a bundle file read twice in one run was not the same the second time: it "
+                "changed while the command ran, and nothing is judged (exit 2)",
+            ),
             ("INPUT_TOO_DEEP", "JSON or YAML data nests deeper than the limit"),
             ("INPUT_STRING_TOO_LONG", "a JSON or YAML string is longer than the limit"),
             ("INPUT_TOO_MANY_RECORDS", "a document holds more records or values than the limit"),

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from engine.bundle import paths
 from engine.bundle.documents import RecordLines
 from engine.bundle.strictjson import loads_strict
-from engine.errors import RulecheckError
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.limits import read_input
 
 T = TypeVar("T")
@@ -31,7 +31,9 @@ class BundleFiles:
     and every `check(...)` inside it: each path is resolved once, each file's sha256 and
     size are known from its first read (a campaign reads each answer to check it, to hash
     it and to measure it, and the answer hashed is then the answer checked), and the last
-    few files read and parsed are kept (a campaign's files together would not fit)."""
+    few files read and parsed are kept (a campaign's files together would not fit). A
+    file read again once its bytes were let go must be what it was: else `INPUT_CHANGED`
+    (exit 2), never a rule that reads other bytes than another judged."""
 
     root: Path | None
     _paths: dict[str, str | None] = field(default_factory=dict)
@@ -55,7 +57,12 @@ class BundleFiles:
 
     def read(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits; None when
-        it is absent, would leave the bundle or cannot be read."""
+        it is absent, would leave the bundle or cannot be read.
+
+        Raises:
+            RulecheckError: exit 2 with `INPUT_CHANGED` when the file, read again, is not
+                what it was when first read.
+        """
         if relative not in self._read:
             if len(self._read) >= _FILES_KEPT:
                 self._read.pop(next(iter(self._read)))
@@ -64,9 +71,12 @@ class BundleFiles:
                 raw = None if path is None else read_input(path)
             except RulecheckError:
                 raw = None
-            self._read[relative] = raw
+            digest = _digest(raw)
             if relative not in self._digests:
-                self._digests[relative] = _digest(raw)
+                self._digests[relative] = digest
+            elif digest != self._digests[relative]:
+                raise _changed(relative, path)
+            self._read[relative] = raw
         return self._read[relative]
 
     def json(self, relative: str) -> Any:
@@ -92,6 +102,18 @@ class BundleFiles:
 
 def _digest(raw: bytes | None) -> tuple[str, int] | None:
     return None if raw is None else (hashlib.sha256(raw).hexdigest(), len(raw))
+
+
+def _changed(relative: str, path: Path | None) -> RulecheckError:
+    """A file read again (its bytes were no longer kept) that is not what it was: what
+    one rule judged and another would read differ, so nothing is judged."""
+    message = (
+        f"`{relative}` changed while it was being checked: read again, it is not the file "
+        "read first (its sha256, size or presence differ)"
+    )
+    hint = "check a bundle that nothing writes to meanwhile"
+    where = Location(str(path if path is not None else relative))
+    return RulecheckError([Diagnostic("INPUT_CHANGED", message, where, hint=hint)], ExitCode.USAGE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,72 @@
+"""A bundle's files as one evaluation reads them: a file read again, once its bytes were
+let go, must be the file read first (else `INPUT_CHANGED`, exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ExitCode, RulecheckError
+from engine.evaluate.facts import BundleFiles
+
+# More files than an evaluation keeps the bytes of: reading them all lets `answer.json` go.
+_OTHERS = 100
+
+
+def _bundle(tmp_path: Path) -> BundleFiles:
+    (tmp_path / "answer.json").write_bytes(b'{"final": 1}\n')
+    for index in range(_OTHERS):
+        (tmp_path / f"other{index}.json").write_bytes(b"{}\n")
+    return BundleFiles(tmp_path)
+
+
+def _read_others(files: BundleFiles) -> None:
+    for index in range(_OTHERS):
+        files.read(f"other{index}.json")
+
+
+def test_a_file_read_again_unchanged_gives_its_bytes_and_digest(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    first = files.read("answer.json")
+    digest = files.sha256_and_size("answer.json")
+    _read_others(files)
+    assert files.read("answer.json") == first == b'{"final": 1}\n'
+    assert files.json("answer.json") == {"final": 1}
+    assert files.sha256_and_size("answer.json") == digest
+
+
+def _rewritten(path: Path) -> None:
+    path.write_bytes(b'{"final": 2}\n')
+
+
+def _removed(path: Path) -> None:
+    path.unlink()
+
+
+@pytest.mark.parametrize("change", [_rewritten, _removed], ids=["rewritten", "removed"])
+def test_a_file_changed_between_two_reads_is_refused(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    files = _bundle(tmp_path)
+    files.read("answer.json")
+    _read_others(files)
+    change(tmp_path / "answer.json")
+    with pytest.raises(RulecheckError) as raised:
+        files.json("answer.json")
+    assert raised.value.exit_code == ExitCode.USAGE
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "INPUT_CHANGED"
+    assert diagnostic.location is not None
+    assert diagnostic.location.file == str(tmp_path / "answer.json")
+    assert "`answer.json` changed while it was being checked" in diagnostic.message
+
+
+def test_a_file_absent_at_first_stays_absent_for_the_evaluation(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    assert files.read("late.json") is None
+    _read_others(files)
+    (tmp_path / "late.json").write_bytes(b"{}\n")
+    assert files.read("late.json") is None
+    assert files.sha256_and_size("late.json") is None
