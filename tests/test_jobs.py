@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.cli import ANSWER_ALIAS
 from engine.errors import Diagnostic, ExitCode, RulecheckError
 from engine.evaluate import batch
 
@@ -126,3 +127,25 @@ def test_a_worker_killed_by_a_signal_ends_the_results_with_a_typed_error() -> No
             os.killpg(process.pid, signal.SIGKILL)
     assert stdout.split() == ["JOBS_WORKER_LOST", "2"], stderr
     assert _in_group(process.pid) == [], "workers outlived the run"
+
+
+def test_an_index_line_broken_between_its_two_readings_is_refused(tmp_path: Path) -> None:
+    index = tmp_path / "index.jsonl"
+    index.write_text('{"answer": "a.json", "packet": "p.json", "role": "A"}\n', encoding="utf-8")
+    jobs = batch.read_index(index, ANSWER_ALIAS)  # every line checked: all well-formed
+    index.write_text('{"answer": "a.json", "packet": 7}\n', encoding="utf-8")
+    with pytest.raises(RulecheckError) as raised:
+        list(jobs)
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "INDEX_ENTRY"
+    assert diagnostic.location is not None
+    assert (diagnostic.location.file, diagnostic.location.line) == (str(index), 1)
+    assert "changed while it was read" in diagnostic.message
+
+
+def test_an_index_read_twice_unchanged_gives_its_jobs(tmp_path: Path) -> None:
+    index = tmp_path / "index.jsonl"
+    index.write_text('{"answer": "a.json", "packet": "p.json", "role": "A"}\n', encoding="utf-8")
+    [job] = list(batch.read_index(index, ANSWER_ALIAS))
+    assert job.files == {"answer": tmp_path / "a.json", "packet": tmp_path / "p.json"}
+    assert job.values == {"role": "A"}

@@ -129,7 +129,8 @@ def read_index(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
     """The jobs of an index (JSON Lines, one object per job keyed by the alias's argument
     and options), paths relative to the index's folder. The index is read twice as a
     stream, never held: first every malformed line is reported, then the jobs are
-    produced one by one."""
+    produced one by one (a line malformed only in the second reading, written meanwhile,
+    ends them with its `INDEX_ENTRY`)."""
     problems = [
         _job_error(index, number, problem)
         for number, _, problem in _entries(index, alias)
@@ -142,7 +143,10 @@ def read_index(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
 
 def _jobs(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
     base = index.parent
-    for _, entry, _ in _entries(index, alias):
+    for number, entry, problem in _entries(index, alias):
+        if problem is not None:  # the first pass found none: the file changed meanwhile
+            changed = f"{problem} (the index changed while it was read)"
+            raise RulecheckError([_job_error(index, number, changed)], ExitCode.REFUSED)
         present = {key: value for key, value in entry.items() if value is not None}
         files = {
             key: base / present[key] for key in (alias.subject, *alias.files) if key in present
