@@ -71,11 +71,16 @@ def check_rules(
             infos.setdefault(decl.name.text, info)
     diagnostics += checker.diagnostics
     diagnostics += scan_warnings(symbols)
-    cycles = _cycles(symbols, infos)
+    dependencies = {
+        name: [ref for ref in info.references if ref in infos] for name, info in infos.items()
+    }
+    components = strong_components(dependencies)
+    cycles = _cycles(symbols, dependencies, components)
     diagnostics += cycles
     graphs: dict[str, frozenset[str]] = {}
     if not cycles:  # which graphs a rule runs on follows its dependencies
-        graphs, disjoint = rule_graphs(symbols, infos)
+        used_first = [name for (name,) in components]
+        graphs, disjoint = rule_graphs(symbols, infos, dependencies, used_first)
         diagnostics += disjoint
         failed = frozenset(d.rule for d in disjoint if d.rule)
         diagnostics += usage_warnings(symbols, infos, graphs, failed)
@@ -102,14 +107,15 @@ def _definition_order(symbols: SymbolTable) -> list[ast.Declaration]:
     return [derived[name] for component in strong_components(uses) for name in sorted(component)]
 
 
-def _cycles(symbols: SymbolTable, infos: Mapping[str, DeclInfo]) -> list[Diagnostic]:
-    references = {
-        name: [ref for ref in info.references if ref in infos] for name, info in infos.items()
-    }
+def _cycles(
+    symbols: SymbolTable,
+    dependencies: Mapping[str, list[str]],
+    components: list[list[str]],
+) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
-    for component in strong_components(references):
+    for component in components:
         members = sorted(component)
-        if len(members) == 1 and members[0] not in references[members[0]]:
+        if len(members) == 1 and members[0] not in dependencies[members[0]]:
             continue
         first = symbols.declarations[members[0]]
         diagnostics.append(

@@ -13,26 +13,27 @@ from collections.abc import Mapping
 from engine.check.symbols import SymbolTable, location
 from engine.check.types import DeclInfo
 from engine.errors import Diagnostic
-from engine.order import topological_order
 from engine.syntax import ast
 
 
 def rule_graphs(
-    symbols: SymbolTable, infos: Mapping[str, DeclInfo]
+    symbols: SymbolTable,
+    infos: Mapping[str, DeclInfo],
+    dependencies: Mapping[str, list[str]],
+    used_first: list[str],
 ) -> tuple[dict[str, frozenset[str]], list[Diagnostic]]:
     """The graphs of every declaration, and a diagnostic for each that can run on none.
 
-    The dependencies must be acyclic (`check_rules` reports cycles and skips this).
+    `dependencies` names, for each declaration of `infos`, the ones it uses; they must be
+    acyclic (`check_rules` reports cycles and skips this), and `used_first` orders every
+    declaration after all it uses (for a file that uses what it declared before, source
+    order: the walks below then read the declarations in the order they sit in memory).
     """
     kinds = symbols.kinds
-    dependencies = {
-        name: [ref for ref in info.references if ref in infos] for name, info in infos.items()
-    }
-    order = topological_order(dependencies)  # readers before what they read
     # The kinds each declaration reads, its dependencies' included: every dependency comes
     # before its users in this order, so each set is built once from finished ones.
     reads: dict[str, set[str]] = {}
-    for name in reversed(order):
+    for name in used_first:
         reads[name] = {kind for kind in infos[name].kinds if kind in kinds}
         for ref in dependencies[name]:
             reads[name] |= reads[ref]
@@ -69,7 +70,7 @@ def rule_graphs(
                     rule=name,
                 )
             )
-    _kindless_rules_run_where_read(symbols, dependencies, order, graphs)
+    _kindless_rules_run_where_read(symbols, dependencies, used_first[::-1], graphs)
     return graphs, diagnostics
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from engine.check import CheckedRuleset
 from engine.freeze.canonical import canonical_form, canonical_json
 from engine.gcpolicy import collector_paused
-from engine.order import CycleError, topological_order
+from engine.order import strong_components
 from engine.syntax import ast
 
 
@@ -57,12 +57,14 @@ def declaration_hashes(checked: CheckedRuleset) -> dict[str, str]:
         name: sorted(ref for ref in checked.infos[name].references if ref != name)
         for name in declarations
     }
-    try:  # a declaration points to what it uses: hash in the reverse order
-        order = topological_order(references)[::-1]
-    except CycleError:
-        raise ValueError("declarations that reference each other cannot be hashed") from None
+    # A declaration points to what it uses, so each component comes after what it uses;
+    # for a file that uses what it declared before, in source order, which is the order
+    # the declarations sit in memory (a large ruleset hashes faster for it).
+    components = strong_components(references)
+    if any(len(component) > 1 for component in components):
+        raise ValueError("declarations that reference each other cannot be hashed")
     hashes: dict[str, str] = {}
-    for name in order:
+    for (name,) in components:
         decl = declarations[name]
         payload = {
             "kind": ast.declaration_kind(decl),
