@@ -149,3 +149,13 @@ def test_rounds_give_each_time_its_least_and_count_every_process_left() -> None:
 def test_rounds_whose_outputs_differ_are_an_error() -> None:
     with pytest.raises(RuntimeError, match="different outputs"):
         ANSWERS.least_child([_child(1.0, 1.0, b"a"), _child(1.0, 1.0, b"b")])
+
+
+def test_rule_sizes_are_timed_in_rounds_each_step_once_per_round() -> None:
+    small, large = RUN._measure_rules((200, 300), 2)
+    assert small.declarations < large.declarations
+    for run in (small, large):
+        for step in ("lint", "lint_cached", "hashing", "parse", "check", "floor"):
+            times = getattr(run, step)
+            assert len(times.cpu) == len(times.wall) == 2, step
+        assert len(run.hash_process.cpu) == len(run.hash_process_cached.cpu) == 1

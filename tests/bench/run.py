@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -552,38 +553,64 @@ class RulesRun:
     hash_process_cached: Times
 
 
-def _measure_rules(count: int, repeats: int) -> RulesRun:
+def _measure_rules(counts: tuple[int, ...], repeats: int) -> list[RulesRun]:
+    """Lint and hash of one generated rule file per count, in this process.
+
+    The in-process steps run in rounds: each round times every step of every size
+    before the next round begins (small, large, small, large, ...), so that a slow phase
+    of the machine weighs on both sizes alike and their growth compares like with like;
+    each figure is then the least of its rounds.
+    """
     from engine.check import check_rules
     from engine.freeze.hashing import hash_ruleset
     from engine.ruleset import lint_paths
     from engine.syntax.parse import grammar_version, parse_file
 
+    version = grammar_version()
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.rules"
-        path.write_text(generate_rules(count), encoding="utf-8")
-        checked, diagnostics = lint_paths([path])  # also warms the parser
-        errors = [d for d in diagnostics if d.severity == "error"]
-        if errors:  # usage warnings (gates no decision reads) are expected of generated rules
-            raise SystemExit(f"generated rules do not lint: {errors[0]}")
-        version = grammar_version()
-        rule_file = parse_file(path)
-        hash_command = [*rulecheck_command(), "hash", str(path)]
-        lint_cached = timed(lambda: lint_paths([path]), repeats)
-        hash_process_cached = timed_process(hash_command, 1)
-        with parse_cache_off():  # a first run: every file parsed
-            return RulesRun(
-                declarations=len(checked.declarations()),
-                lines=path.read_text(encoding="utf-8").count("\n"),
-                size=path.stat().st_size,
-                lint=timed(lambda: lint_paths([path]), repeats),
-                hashing=timed(lambda: hash_ruleset(checked, version), repeats),
-                parse=timed(lambda: parse_file(path), repeats),
-                check=timed(lambda: check_rules([rule_file]), repeats),
-                floor=timed(lambda: _declaration_hashes(path), repeats),
-                hash_process=timed_process(hash_command, 1, PARSE_CACHE_OFF),
-                lint_cached=lint_cached,
-                hash_process_cached=hash_process_cached,
+        paths = [Path(folder) / f"bench{count}.rules" for count in counts]
+        checked = []
+        for count, path in zip(counts, paths, strict=True):
+            path.write_text(generate_rules(count), encoding="utf-8")
+            found, diagnostics = lint_paths([path])  # also warms the parser
+            errors = [d for d in diagnostics if d.severity == "error"]
+            if errors:  # usage warnings (gates no decision reads) are expected of them
+                raise SystemExit(f"generated rules do not lint: {errors[0]}")
+            checked.append(found)
+        rule_files = [parse_file(path) for path in paths]
+        steps: list[dict[str, Times]] = [{} for _ in counts]
+
+        def time_step(size: int, step: str, function: Callable[..., object], *args: Any) -> None:
+            once = timed(lambda: function(*args), 1)
+            times = steps[size].setdefault(step, Times([], []))
+            times.wall.extend(once.wall)
+            times.cpu.extend(once.cpu)
+
+        for _ in range(repeats):
+            for size, path in enumerate(paths):
+                time_step(size, "lint_cached", lint_paths, [path])
+        with parse_cache_off():  # every file parsed
+            for _ in range(repeats):
+                for size, path in enumerate(paths):
+                    time_step(size, "lint", lint_paths, [path])
+                    time_step(size, "hashing", hash_ruleset, checked[size], version)
+                    time_step(size, "parse", parse_file, path)
+                    time_step(size, "check", check_rules, [rule_files[size]])
+                    time_step(size, "floor", _declaration_hashes, path)
+        runs = []
+        for size, path in enumerate(paths):
+            hash_command = [*rulecheck_command(), "hash", str(path)]
+            runs.append(
+                RulesRun(
+                    declarations=len(checked[size].declarations()),
+                    lines=path.read_text(encoding="utf-8").count("\n"),
+                    size=path.stat().st_size,
+                    hash_process=timed_process(hash_command, 1, PARSE_CACHE_OFF),
+                    hash_process_cached=timed_process(hash_command, 1),
+                    **steps[size],
+                )
             )
+        return runs
 
 
 PARSE_CACHE_OFF = {"RULECHECK_PARSE_CACHE": "off"}
@@ -607,7 +634,7 @@ def parse_cache_off() -> Iterator[None]:
 def rules_section(bench: Bench) -> str:
     """Lint (parse + check) and hash of generated rule files, and `lint rules/`."""
     repeats = bench.scale.repeats
-    small, large = (_measure_rules(count, repeats) for count in bench.scale.rules)
+    small, large = _measure_rules(bench.scale.rules, repeats)
     lint_shipped = [*rulecheck_command(), "lint", str(ROOT / "rules")]
     shipped = timed_process(lint_shipped, repeats + 2)  # the first run fills the parse cache
     shipped_parsed = timed_process(lint_shipped, repeats + 2, PARSE_CACHE_OFF)
