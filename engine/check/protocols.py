@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.bundle.schemac import SchemaCompileError, Validator, compile_schema
 from engine.check.schemacache import compiled_before, remember_compiled
@@ -61,6 +61,24 @@ def load_schema(path: Path) -> tuple[bytes, Validator]:
     """
     raw = _read_schema(path)
     return raw, _compiled(raw, _is_cerberus(path))
+
+
+def json_schema(path: Path, sha256: str) -> Any:
+    """The JSON Schema of `path` as a JSON value, when its bytes are still those whose
+    sha256 is given (the ones a validator was compiled from); None for a cerberus schema,
+    a file that changed or one that cannot be read."""
+    if _is_cerberus(path):
+        return None
+    try:
+        raw = _read_schema(path)
+    except OSError:
+        return None
+    if hashlib.sha256(raw).hexdigest() != sha256:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _read_schema(path: Path) -> bytes:

@@ -30,6 +30,7 @@ from typing import Any
 from engine.bundle.documents import Document, load_document
 from engine.bundle.protocol_bundle import schema_code, schema_problems, schema_validator
 from engine.bundle.schemac import Validator
+from engine.check.protocols import json_schema, schema_path
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.compile import Context
 from engine.evaluate.facts import BundleFiles, Facts
@@ -37,7 +38,7 @@ from engine.evaluate.links import EVALUATION_ERROR, Violation, link_violations
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
-from engine.graph.build import build_graph
+from engine.graph.build import build_graph, graph_proofs
 from engine.syntax import ast
 
 _SHARED_LIMIT = 256  # shared documents kept between checks (a packet read by many answers)
@@ -93,6 +94,8 @@ class NestedChecker:
     _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
     # the bundle's files, shared with the rules that asked for the checks (see BundleFiles)
     files: BundleFiles | None = None
+    # per protocol, the attribute type tests its documents' schemas make redundant
+    _proofs: dict[str, Mapping[tuple[str, str], frozenset[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.files is None or self.files.root != self.root:
@@ -199,7 +202,8 @@ class NestedChecker:
         graph_name = decl.graph[0].text
         shown = {name: document.file for name, document in loaded.items()}
         unquoted = {n: u for n, d in loaded.items() if (u := d.member_unquoted())}
-        graph = build_graph(self.program.graph(graph_name), documents, unquoted)
+        proven = None if schema_failed else self._proven(decl, graph_name)
+        graph = build_graph(self.program.graph(graph_name), documents, unquoted, proven)
         if not schema_failed and graph.problems:
             located = [_in_file(p, loaded) for p in graph.problems]
             return FilesCheck(True, tuple(problems + located), shown)
@@ -233,6 +237,23 @@ class NestedChecker:
         if clause not in self._schemas:
             self._schemas[clause] = schema_validator(clause)
         return self._schemas[clause]
+
+    def _proven(
+        self, decl: ast.ProtocolDecl, graph_name: str
+    ) -> Mapping[tuple[str, str], frozenset[str]]:
+        """The type tests of graph `graph_name` that the JSON Schemas of `decl`'s documents
+        make redundant once every document passed its schema (see `graph_proofs`)."""
+        name = decl.name.text
+        if name not in self._proofs:
+            schemas = {}
+            for clause in decl.documents:
+                found, path = self.schema(clause), schema_path(clause)
+                if found is not None and path is not None:
+                    schema = json_schema(path, found[0])  # the bytes the validator checks
+                    if schema is not None:
+                        schemas[clause.name.text] = schema
+            self._proofs[name] = graph_proofs(self.program.graph(graph_name), schemas)
+        return self._proofs[name]
 
     def _document(
         self, clause: ast.DocumentClause, path: Path, relative: str | None

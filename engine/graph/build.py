@@ -29,6 +29,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
 from engine.errors import Diagnostic, Location
 from engine.pointer import escape_token, unescape_token
@@ -46,6 +47,7 @@ _SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
 
 
 _NONE: frozenset[Any] = frozenset()
+_NO_PROOF: frozenset[str] = frozenset()
 _NONE_TYPE = type(None)
 _DICT_CLASS = frozenset({dict})
 _TEXT_CLASS = frozenset({str})
@@ -119,9 +121,9 @@ class KindSpec:
     _held: list[Callable[[dict[str, Any]], bool]] = field(
         default_factory=list, init=False, repr=False, compare=False, hash=False
     )
-    # `add_held`, likewise.
-    _adder: list[_Adder] = field(
-        default_factory=list, init=False, repr=False, compare=False, hash=False
+    # `add_held`, likewise, per set of attributes whose tests a schema made redundant.
+    _adders: dict[frozenset[str], _Adder] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
 
     def __post_init__(self) -> None:
@@ -139,18 +141,19 @@ class KindSpec:
             self._held.append(_held_as_read(self.attrs))
         return self._held[0]
 
-    @property
-    def add_held(self) -> _Adder:
+    def add_held(self, proven: frozenset[str] = frozenset()) -> _Adder:
         """`add_held(records, keys, attrs, index)`: the nodes of a run of records of a
         plain document, from its first, for as long as each record is held as read (no
         more members than the kind's fields, `held_as_read`, a text key): appended to
         `keys`, their attributes the records themselves, and each id's first node in
         `index`. Returns how many it added; the builder looks at the rest one by one.
         One loop generated for the kind, every test inline: the common case of every
-        record of every answer."""
-        if not self._adder:
-            self._adder.append(_add_held(self))
-        return self._adder[0]
+        record of every answer. The attributes `proven` are not tested: the document's
+        schema, which it passed, holds each to its plain type (`proven_attributes`)."""
+        adder = self._adders.get(proven)
+        if adder is None:
+            adder = self._adders[proven] = _add_held(self, proven)
+        return adder
 
     def plan(self, plain: bool, values: dict[str, Any]) -> tuple[int, ...]:
         """The indexes (into `attrs`) of the attributes of a record's `values` that are
@@ -215,8 +218,9 @@ _Adder = Callable[
 ]
 
 
-def _add_held(kind: KindSpec) -> _Adder:
-    """The loop `KindSpec.add_held` of `kind`."""
+def _add_held(kind: KindSpec, proven: frozenset[str]) -> _Adder:
+    """The loop `KindSpec.add_held` of `kind`, the attributes `proven` left untested."""
+    tested = tuple(attr for attr in kind.attrs if attr.name not in proven)
     lines = [
         "def add_held(records, keys, attrs, index):",
         "    start = number = len(keys)",
@@ -224,7 +228,7 @@ def _add_held(kind: KindSpec) -> _Adder:
         "    for record in records:",
         f"        if len(record) > {len(kind.fields)}: break",
         "        get = record.get",
-        *_held_tests(kind.attrs, "        ", "break"),
+        *_held_tests(tested, "        ", "break"),
         f"        node = ({kind.name!r}, number)",
     ]
     if kind.key is not None:
@@ -238,6 +242,51 @@ def _add_held(kind: KindSpec) -> _Adder:
     lines.append("    return number - start")
     function: _Adder = _generated(lines, "add_held")
     return function
+
+
+# The JSON Schema type that holds exactly the values of each plain class (`schemac`).
+_SCHEMA_TYPE = {str: "string", bool: "boolean", int: "integer"}
+_LIST_OR_NULL = frozenset({"array", "null"})
+_TEXT_ONLY = frozenset({"string"})
+_PROOFS_NONE: Mapping[tuple[str, str], frozenset[str]] = {}
+
+
+def proven_attributes(kind: KindSpec, members: Mapping[str, MemberTypes]) -> frozenset[str]:
+    """The attributes of `kind` whose type test can never fail on a record of a document
+    that passed a schema fixing its `members`' types (`record_member_types`): the schema
+    allows only null or the attribute's one plain class (a list: only texts in it)."""
+    proven = set()
+    for attr in kind.attrs:
+        member = members.get(attr.name)
+        if member is None:
+            continue
+        if attr.category == "list":
+            holds = member.types <= _LIST_OR_NULL and member.item_types == _TEXT_ONLY
+        elif len(attr.plain_types) == 1 and attr.category != "any":
+            (cls,) = attr.plain_types
+            holds = member.types <= {_SCHEMA_TYPE[cls], "null"}
+        else:  # converted (a scaled number, a decimal as text) or never tested (`any`)
+            holds = False
+        if holds:
+            proven.add(attr.name)
+    return frozenset(proven)
+
+
+def graph_proofs(
+    spec: GraphSpec, schemas: Mapping[str, Any]
+) -> dict[tuple[str, str], frozenset[str]]:
+    """By kind and `records` pointer, the attributes whose type test `build_graph` may
+    leave out for documents that passed these JSON Schemas (by document name)."""
+    proofs = {}
+    for kind in spec.kinds:
+        for records in kind.records:
+            schema = schemas.get(records.document)
+            if schema is None:
+                continue
+            proven = proven_attributes(kind, record_member_types(schema, records.pointer))
+            if proven:
+                proofs[(kind.name, records.pointer)] = proven
+    return proofs
 
 
 @dataclass(frozen=True, slots=True)
@@ -836,6 +885,7 @@ def build_graph(
     spec: GraphSpec,
     documents: Mapping[str, Any],
     unquoted: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
+    proven: Mapping[tuple[str, str], frozenset[str]] | None = None,
 ) -> Graph:
     """Build the graph of `spec` from parsed input documents (absent documents add nothing).
 
@@ -846,8 +896,11 @@ def build_graph(
     without quotes and that YAML reads as another type than a string, by JSON pointer:
     what YAML takes them for (`boolean`, `number`, `date`) and the text as written. Such a
     scalar is never text (`path: no`, `at: 2024-01-01`), and the problem says to quote it.
+    `proven` names, by kind and `records` pointer, attributes whose type the documents'
+    schemas, which they passed, already fixed (`graph_proofs`): they are not tested again.
     """
     builder = _Builder(unquoted or {})
+    proofs = proven or _PROOFS_NONE
     by_kind: dict[str, list[NodeKey]] = {}
     attrs: dict[NodeKey, dict[str, Any]] = {}
     ids: dict[str, dict[str, NodeKey]] = {}
@@ -865,7 +918,8 @@ def build_graph(
                 run = Run(len(keys), records.document, head, found, records.pointer)
                 starts.append(run.start)
                 kind_runs.append(run)
-                _add_nodes(builder, kind, run, (keys, attrs, index))
+                proof = proofs.get((kind.name, records.pointer), _NO_PROOF)
+                _add_nodes(builder, kind, run, (keys, attrs, index), proof)
         by_kind[kind.name] = keys
         ids[kind.name] = index
         if kind_runs:
@@ -884,6 +938,7 @@ def _add_nodes(
     kind: KindSpec,
     run: Run,
     into: tuple[list[NodeKey], dict[NodeKey, dict[str, Any]], dict[str, NodeKey]],
+    proven: frozenset[str],
 ) -> None:
     """The nodes of one run of records. A node's attributes are its record itself when the
     record holds them as the graph does (no more members than the kind's fields, none to
@@ -896,7 +951,7 @@ def _add_nodes(
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     held_as_read = kind.held_as_read
     records = records if isinstance(records, list) else [records]
-    done = kind.add_held(records, keys, attrs, index) if plain else 0
+    done = kind.add_held(proven)(records, keys, attrs, index) if plain else 0
     for offset in range(done, len(records)):
         record = records[offset]
         node: NodeKey = (kind_name, len(keys))
