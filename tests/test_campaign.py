@@ -33,6 +33,8 @@ from campaign_builder import (
 )
 from cli_run import CliRun
 
+from engine.bundle.documents import load_document
+from engine.evaluate import nested
 from engine.freeze.hashing import sha256_hex
 
 SCORECARD_GATES = (
@@ -1692,3 +1694,28 @@ def test_reviews_run_the_other_way_round_keep_the_campaign_admitted(tmp_path: Pa
     run = check(campaign, tmp_path)
     assert run.exit_code == 1
     assert run.rules() == {"reviews_in_recorded_order"}
+
+
+def test_a_common_draft_is_parsed_once_and_judged_under_each_documents_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C23 / issue 12: each answer file of a campaign is parsed once by the answer checks,
+    though a triplet's draft is also each review's `draft` document; a draft that breaks
+    the response contract is its own RESPONSE_SCHEMA and its reviews' DRAFT_SCHEMA."""
+    c = make_campaign()
+    draft = session(c, "D1-T9", "D")["session_id"]
+    rewrite_answer(c, draft, lambda answer: answer["final"]["claims"][0].update(id=5))
+    parsed: list[str] = []
+
+    def counted(name: str, path: Path, *rest: Any) -> Any:
+        parsed.append(Path(path).name)
+        return load_document(name, path, *rest)
+
+    monkeypatch.setattr(nested, "load_document", counted)
+    run = check(c, tmp_path)
+    codes = run.column("automatic_validation", "finding_codes")
+    assert "RESPONSE_SCHEMA" in codes[draft]
+    for role in "AB":
+        assert codes[session(c, "D1-T9", role)["session_id"]] == ["DRAFT_SCHEMA"]
+    answers = [name for name in parsed if name.endswith(".json") and name.startswith("S")]
+    assert answers and len(answers) == len(set(answers)) == len(c.sessions)

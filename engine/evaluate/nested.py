@@ -42,6 +42,7 @@ from engine.graph.build import build_graph, graph_proofs
 from engine.syntax import ast
 
 _SHARED_LIMIT = 256  # shared documents kept between checks (a packet read by many answers)
+_RECENT_FILES = 4  # files kept a moment as parsed, whatever document they were loaded as
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,11 @@ class NestedChecker:
     files: BundleFiles | None = None
     # per protocol, the attribute type tests its documents' schemas make redundant
     _proofs: dict[str, Mapping[tuple[str, str], frozenset[str]]] = field(default_factory=dict)
+    # the last files of the bundle loaded, whatever document they were: by path and
+    # format, the document, the sha256 of the schema it was checked against, its problems
+    _recent: dict[tuple[str, str], tuple[Document, str | None, list[Diagnostic]]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         if self.files is None or self.files.root != self.root:
@@ -274,17 +280,31 @@ class NestedChecker:
     def _load(
         self, clause: ast.DocumentClause, path: Path, relative: str | None
     ) -> tuple[Document | None, list[Diagnostic]]:
-        raw = None if relative is None else self._files.read(relative)
-        try:
-            document = load_document(clause.name.text, path, clause.format.text, raw)
-        except RulecheckError as error:
-            if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
-                raise
-            return None, list(error.diagnostics)
+        """A document and its schema problems. A file of the bundle loaded a moment ago
+        as another document (a triplet's common draft is its first session's answer) is
+        parsed once: the bundle's file layer gives one file the same bytes all run."""
         schema = self.schema(clause)
-        found = (
-            schema_problems(document, schema[1], schema_code(clause)) if schema is not None else []
-        )
+        checked_against = None if schema is None else schema[0]
+        code = schema_code(clause)
+        key = None if relative is None else (relative, clause.format.text)
+        recent = None if key is None else self._recent.get(key)
+        if recent is not None:
+            document = dataclasses.replace(recent[0], name=clause.name.text)
+            if recent[1] == checked_against:
+                return document, [dataclasses.replace(p, code=code) for p in recent[2]]
+        else:
+            raw = None if relative is None else self._files.read(relative)
+            try:
+                document = load_document(clause.name.text, path, clause.format.text, raw)
+            except RulecheckError as error:
+                if self.unreadable_is_usage and error.exit_code == ExitCode.USAGE:
+                    raise
+                return None, list(error.diagnostics)
+        found = schema_problems(document, schema[1], code) if schema is not None else []
+        if key is not None:
+            if len(self._recent) >= _RECENT_FILES:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[key] = (document, checked_against, found)
         return document, found
 
 
