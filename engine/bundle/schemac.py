@@ -24,6 +24,7 @@ from engine.pointer import escape_token
 SchemaError = tuple[str, str, str]  # (pointer, keyword, message)
 Validator = Callable[[Any], list[SchemaError]]
 
+_DEFINITIONS = "#/definitions/"  # the one kind of `$ref` compiled: a local definition
 _ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$comment", "definitions"})
 _SUPPORTED = (
     frozenset(
@@ -65,6 +66,23 @@ _SCALAR = (
     frozenset({"type", "enum", "const", "pattern", "minLength", "maxLength", "minimum", "maximum"})
     | _ANNOTATIONS
 )
+
+
+def resolved(root: Any, schema: Any) -> Any:
+    """The schema a chain of `$ref`s from `schema` ends at, as this compiler reads them
+    (`#/definitions/NAME`, NAME taken as written, the `$ref`'s siblings left out); None
+    for a cycle of them or a reference that names nothing (which compiling refuses)."""
+    definitions = root.get("definitions") if isinstance(root, dict) else None
+    if not isinstance(definitions, dict):
+        definitions = {}
+    seen: set[str] = set()
+    while isinstance(schema, dict) and "$ref" in schema:
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith(_DEFINITIONS) or ref in seen:
+            return None
+        seen.add(ref)
+        schema = definitions.get(ref.removeprefix(_DEFINITIONS))
+    return schema
 
 
 class SchemaCompileError(ValueError):
@@ -186,9 +204,9 @@ class _Generator:
         return name
 
     def reference(self, ref: str) -> str:
-        if not ref.startswith("#/definitions/"):
+        if not ref.startswith(_DEFINITIONS):
             raise SchemaCompileError(f"only local `#/definitions/...` references, not `{ref}`")
-        key = ref.removeprefix("#/definitions/")
+        key = ref.removeprefix(_DEFINITIONS)
         if key not in self.refs:
             definitions = self.root.get("definitions", {})
             if not isinstance(definitions, dict):
@@ -257,14 +275,7 @@ class _Generator:
 
     def resolved(self, schema: Any) -> Any:
         """The schema a chain of `$ref`s ends at (None for a cycle of them)."""
-        seen: set[str] = set()
-        while isinstance(schema, dict) and "$ref" in schema:
-            ref = schema["$ref"]
-            if ref in seen:
-                return None
-            seen.add(ref)
-            schema = self.root.get("definitions", {}).get(ref.removeprefix("#/definitions/"))
-        return schema
+        return resolved(self.root, schema)
 
     def type_test(self, schema: Any) -> str:
         """The name of a generated `t(x)` telling whether `x` has one of the schema's

@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.bundle.schemac import resolved
 from engine.pointer import unescape_token
 
 _OBJECT = frozenset({"object"})
 _ARRAY = frozenset({"array"})
 _NULL = frozenset({"null"})
-_MAX_REFS = 64  # `$ref`s followed in a row before a schema is taken to say nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,24 +116,6 @@ def _unwrapped(root: Any, node: Any) -> tuple[Mapping[str, Any] | None, bool]:
 
 
 def _resolved(root: Any, node: Any) -> Mapping[str, Any] | None:
-    """The schema `node` stands for, its local `$ref`s followed (a `$ref`'s siblings are
-    left out: draft-07 ignores them, and leaving out a keyword is always sound)."""
-    for _ in range(_MAX_REFS):
-        if not isinstance(node, dict):
-            return None
-        reference = node.get("$ref")
-        if reference is None:
-            return node
-        if not isinstance(reference, str) or not reference.startswith("#"):
-            return None
-        node = _at(root, reference[1:])
-    return None
-
-
-def _at(root: Any, pointer: str) -> Any:
-    node = root
-    for token in pointer.split("/")[1:] if pointer else ():
-        if not isinstance(node, dict):
-            return None
-        node = node.get(unescape_token(token))
-    return node
+    """The schema `node` stands for, its `$ref`s followed as the compiler follows them."""
+    found = resolved(root, node)
+    return found if isinstance(found, dict) else None
