@@ -559,7 +559,9 @@ def _measure_rules(counts: tuple[int, ...], repeats: int) -> list[RulesRun]:
     The in-process steps run in rounds: each round times every step of every size
     before the next round begins (small, large, small, large, ...), so that a slow phase
     of the machine weighs on both sizes alike and their growth compares like with like;
-    each figure is then the least of its rounds.
+    each figure is then the least of its rounds. A size's steps hold only what that
+    size made (hashing the lint's result, checking the parse's), let go before the next
+    size runs: the heap each step sees is its own size's, as in a process of its own.
     """
     from engine.check import check_rules
     from engine.freeze.hashing import hash_ruleset
@@ -569,22 +571,24 @@ def _measure_rules(counts: tuple[int, ...], repeats: int) -> list[RulesRun]:
     version = grammar_version()
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder) / f"bench{count}.rules" for count in counts]
-        checked = []
+        declarations = []
         for count, path in zip(counts, paths, strict=True):
             path.write_text(generate_rules(count), encoding="utf-8")
             found, diagnostics = lint_paths([path])  # also warms the parser
             errors = [d for d in diagnostics if d.severity == "error"]
             if errors:  # usage warnings (gates no decision reads) are expected of them
                 raise SystemExit(f"generated rules do not lint: {errors[0]}")
-            checked.append(found)
-        rule_files = [parse_file(path) for path in paths]
+            declarations.append(len(found.declarations()))
+            del found
         steps: list[dict[str, Times]] = [{} for _ in counts]
 
-        def time_step(size: int, step: str, function: Callable[..., object], *args: Any) -> None:
-            once = timed(lambda: function(*args), 1)
+        def time_step(size: int, step: str, function: Callable[..., Any], *args: Any) -> Any:
+            result: list[Any] = []
+            once = timed(lambda: result.append(function(*args)), 1)
             times = steps[size].setdefault(step, Times([], []))
             times.wall.extend(once.wall)
             times.cpu.extend(once.cpu)
+            return result[0]
 
         for _ in range(repeats):
             for size, path in enumerate(paths):
@@ -592,17 +596,19 @@ def _measure_rules(counts: tuple[int, ...], repeats: int) -> list[RulesRun]:
         with parse_cache_off():  # every file parsed
             for _ in range(repeats):
                 for size, path in enumerate(paths):
-                    time_step(size, "lint", lint_paths, [path])
-                    time_step(size, "hashing", hash_ruleset, checked[size], version)
-                    time_step(size, "parse", parse_file, path)
-                    time_step(size, "check", check_rules, [rule_files[size]])
+                    checked, _ = time_step(size, "lint", lint_paths, [path])
+                    time_step(size, "hashing", hash_ruleset, checked, version)
+                    del checked
+                    rule_file = time_step(size, "parse", parse_file, path)
+                    time_step(size, "check", check_rules, [rule_file])
+                    del rule_file
                     time_step(size, "floor", _declaration_hashes, path)
         runs = []
         for size, path in enumerate(paths):
             hash_command = [*rulecheck_command(), "hash", str(path)]
             runs.append(
                 RulesRun(
-                    declarations=len(checked[size].declarations()),
+                    declarations=declarations[size],
                     lines=path.read_text(encoding="utf-8").count("\n"),
                     size=path.stat().st_size,
                     hash_process=timed_process(hash_command, 1, PARSE_CACHE_OFF),
