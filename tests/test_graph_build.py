@@ -5,6 +5,7 @@ problems, whatever the records hold. Random records, both ways."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -120,7 +121,7 @@ _SCHEMA_GOOD = {
     "name": st.sampled_from(["r0", "r1", "x"]),
     "n": st.one_of(st.none(), st.integers(-2, 3)),
     "ok": st.one_of(st.none(), st.booleans()),
-    "tags": st.lists(st.sampled_from(["r0", "t"]), max_size=2),
+    "tags": st.lists(st.sampled_from(["r0", "t", None]), max_size=2),
     "cost": st.integers(-2, 3),
     "blob": st.dictionaries(st.sampled_from(["a"]), st.integers(0, 1), max_size=1),
 }
@@ -148,14 +149,22 @@ def test_a_schema_proves_the_attributes_it_holds_to_their_plain_type() -> None:
     assert graph_proofs(spec, {"other": _SCHEMA}) == {}
 
 
-@settings(max_examples=400, deadline=None)
-@given(_SCHEMA_RECORDS)
+# The same, but a list's items may be null: `tags` is then no longer proven.
+_NULLABLE_ITEMS = copy.deepcopy(_SCHEMA)
+_NULLABLE_ITEMS["properties"]["recs"]["items"]["properties"]["tags"]["items"] = {
+    "oneOf": [{"type": "null"}, {"type": "string"}]
+}
+
+
+@pytest.mark.parametrize("schema", [_SCHEMA, _NULLABLE_ITEMS], ids=["texts", "nullable items"])
+@settings(max_examples=300, deadline=None)
+@given(records=_SCHEMA_RECORDS)
 def test_records_that_passed_their_schema_build_the_same_graph_with_its_proofs(
-    records: list[dict[str, Any]],
+    schema: dict[str, Any], records: list[dict[str, Any]]
 ) -> None:
     document = {"recs": records}
-    if compile_schema(_SCHEMA)(document):
+    if compile_schema(schema)(document):
         return  # a document that failed its schema is built with every test
     spec = graph_spec(check_texts({"k.rules": _KINDS}), "g")
-    proven = build_graph(spec, {"data": document}, None, graph_proofs(spec, {"data": _SCHEMA}))
+    proven = build_graph(spec, {"data": document}, None, graph_proofs(spec, {"data": schema}))
     assert _shown(proven) == _built(records)

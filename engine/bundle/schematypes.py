@@ -67,9 +67,10 @@ def record_member_types(schema: Any, pointer: str) -> dict[str, MemberTypes]:
         member, nullable = _unwrapped(schema, written)
         types = _types(member) if member is not None else None
         if member is not None and types:
-            items = _items(schema, member) if "array" in types else None
-            item_types = _types(items) if items is not None else None
-            found[name] = MemberTypes(types | _NULL if nullable else types, item_types)
+            found[name] = MemberTypes(
+                types | _NULL if nullable else types,
+                _item_types(schema, member) if "array" in types else None,
+            )
     return found
 
 
@@ -94,6 +95,17 @@ def _property(root: Any, node: Mapping[str, Any], name: str) -> Mapping[str, Any
 def _items(root: Any, node: Mapping[str, Any]) -> Mapping[str, Any] | None:
     items = node.get("items")
     return _unwrapped(root, items)[0] if isinstance(items, dict) else None
+
+
+def _item_types(root: Any, node: Mapping[str, Any]) -> frozenset[str] | None:
+    """The types every item of a list that `node` accepts may hold (null among them where
+    its item schema allows null), None when it does not say."""
+    written = node.get("items")
+    if not isinstance(written, dict):
+        return None
+    items, nullable = _unwrapped(root, written)
+    types = _types(items) if items is not None else None
+    return types | _NULL if types and nullable else types
 
 
 def _unwrapped(root: Any, node: Any) -> tuple[Mapping[str, Any] | None, bool]:
