@@ -47,7 +47,6 @@ _SIMPLE = frozenset({"number", "text", "bool", "list", "any"})
 
 
 _NONE: frozenset[Any] = frozenset()
-_NO_PROOF: frozenset[str] = frozenset()
 _NONE_TYPE = type(None)
 _DICT_CLASS = frozenset({dict})
 _TEXT_CLASS = frozenset({str})
@@ -141,7 +140,7 @@ class KindSpec:
             self._held.append(_held_as_read(self.attrs))
         return self._held[0]
 
-    def add_held(self, proven: frozenset[str] = frozenset()) -> _Adder:
+    def add_held(self, proven: frozenset[str] = _NONE) -> _Adder:
         """`add_held(records, keys, attrs, index)`: the nodes of a run of records of a
         plain document, from its first, for as long as each record is held as read (no
         more members than the kind's fields, `held_as_read`, a text key): appended to
@@ -918,7 +917,7 @@ def build_graph(
                 run = Run(len(keys), records.document, head, found, records.pointer)
                 starts.append(run.start)
                 kind_runs.append(run)
-                proof = proofs.get((kind.name, records.pointer), _NO_PROOF)
+                proof = proofs.get((kind.name, records.pointer), _NONE)
                 _add_nodes(builder, kind, run, (keys, attrs, index), proof)
         by_kind[kind.name] = keys
         ids[kind.name] = index
