@@ -86,13 +86,14 @@ def yaml_positions_of(raw: bytes, file: str) -> dict[str, tuple[int, int]]:
 class _EventBuilder:
     """One document's value, built event by event (see the module's docstring)."""
 
-    __slots__ = ("_containers", "_keys", "_loader", "_names", "unquoted")
+    __slots__ = ("_containers", "_holders", "_keys", "_loader", "_names", "unquoted")
 
     def __init__(self, loader: Any) -> None:
         self._loader = loader
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
         self._names: dict[str, str] = {}  # one text per member name, as `_TreeBuilder`
+        self._holders: dict[int, type] = {}  # per open list of mappings: `_mapping`
         self.unquoted: dict[str, tuple[str, str]] = {}
 
     def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
@@ -106,6 +107,18 @@ class _EventBuilder:
         if get().__class__ is not DocumentEndEvent or get().__class__ is not StreamEndEvent:
             raise _Unusual  # a second document
         return root, self.unquoted
+
+    def _mapping(self, top: Any) -> dict[str, Any]:
+        """A new mapping: an item of a list shares its key table with the list's other
+        mappings (PEP 412, as JSON Lines records in `documents`), a list of records being
+        most of a large document; only memory depends on it."""
+        if top.__class__ is not list:
+            return {}
+        holder = self._holders.get(id(top))  # the list lives until the document is built
+        if holder is None:
+            holder = self._holders[id(top)] = type("Record", (), {})
+        values: dict[str, Any] = holder().__dict__
+        return values
 
     def _value(self, get: Any) -> Any:
         containers, keys = self._containers, self._keys
@@ -129,7 +142,7 @@ class _EventBuilder:
                     top.__class__ is dict and keys[-1] is _NO_KEY
                 ):
                     raise _Unusual  # too deep, or a mapping or list as a key
-                value = {} if kind is MappingStartEvent else []
+                value = self._mapping(top) if kind is MappingStartEvent else []
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 done = containers.pop()
                 keys.pop()

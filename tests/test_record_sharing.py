@@ -1,0 +1,55 @@
+"""Records read from JSON Lines and YAML lists are the values written, in their order.
+
+The loaders share member names, short texts and, for the records of one list, the
+dictionaries' key table (`engine/bundle/documents.py`, `engine/bundle/yamlevents.py`).
+Sharing saves memory only: whatever the records' shapes and member orders, each is a plain
+`dict` equal to what the standard decoder gives, members in the order written, and
+changing one record changes no other.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.bundle.documents import load_document
+from engine.bundle.yamlevents import load_yaml
+
+NAMES = st.sampled_from(["id", "a", "b", "c", "role", "x" * 40, "é"])
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from(["J1", "J2", "primary", "z" * 200]),
+    st.lists(st.integers(0, 3), max_size=2),
+)
+RECORDS = st.lists(st.dictionaries(NAMES, VALUES, max_size=6), min_size=1, max_size=12)
+
+
+def _same(loaded: list[Any], written: list[dict[str, Any]]) -> None:
+    assert loaded == written
+    assert [list(r) for r in loaded] == [list(r) for r in written]  # member order
+    assert all(r.__class__ is dict for r in loaded)
+    loaded[0]["added"] = 1  # a record is its own: the others keep their members
+    assert all("added" not in r for r in loaded[1:])
+
+
+@settings(max_examples=150, deadline=None)
+@given(RECORDS)
+def test_json_lines_records_are_the_lines_decoded(records: list[dict[str, Any]]) -> None:
+    raw = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    loaded = load_document("records", Path("records.jsonl"), "jsonl", raw)
+    _same(loaded.value, records)
+
+
+@settings(max_examples=150, deadline=None)
+@given(RECORDS)
+def test_yaml_list_items_are_the_mappings_written(records: list[dict[str, Any]]) -> None:
+    raw = yaml.safe_dump({"records": records}, sort_keys=False, allow_unicode=True).encode()
+    value, _unquoted = load_yaml(raw, "records.yaml", "INPUT")
+    _same(value["records"], records)
