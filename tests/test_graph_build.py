@@ -6,6 +6,7 @@ problems, whatever the records hold. Random records, both ways."""
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -86,6 +87,27 @@ def test_records_held_as_read_are_the_nodes_attributes_not_copies() -> None:
     assert [graph.attrs[n] for n in graph.by_kind["rec"]] == records
     assert all(graph.attrs[n] is r for n, r in zip(graph.by_kind["rec"], records, strict=True))
     assert graph.ids == {"rec": {"r0": ("rec", 0), "r1": ("rec", 1)}}
+
+
+def test_a_converted_or_narrowed_record_is_a_plain_copy_and_the_record_is_untouched() -> None:
+    wide = {f"extra{i}": i for i in range(8)}  # more members than the kind has fields
+    records = [
+        {"name": "r0", "cost": 1.25, "n": 2, "next": "r1"},  # a decimal to hold exactly
+        {**wide, "ok": True, "name": "r1"},
+        {"name": "r2", "cost": 0.5, "extra": [1]},
+    ]
+    written = copy.deepcopy(records)
+    graph = build_graph(
+        graph_spec(check_texts({"k.rules": _KINDS}), "g"), {"data": {"recs": records}}
+    )
+    held = [graph.attrs[n] for n in graph.by_kind["rec"]]
+    assert records == written  # the document's records are as read
+    assert not graph.problems
+    assert all(h.__class__ is dict and h is not r for h, r in zip(held, records, strict=True))
+    assert [list(h) for h in held] == [list(records[0]), ["name", "ok"], list(records[2])]
+    assert held[0]["cost"] == Fraction(5, 4) and held[2]["cost"] == Fraction(1, 2)
+    held[0]["n"] = 3  # each copy is its own
+    assert records[0]["n"] == 2 and "n" not in held[2]
 
 
 # The records' schema: what `build_graph` may take as proven once a document passed it.
