@@ -33,6 +33,8 @@ from engine.bundle import yamldoc
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS
 from engine.pointer import pointer_of
 
+_HOLDERS_KEPT = 256  # classes sharing key tables per document (see `_mapping`)
+
 # The scalar types this reader builds itself, with PyYAML's safe constructor of each.
 _BUILT = {
     f"tag:yaml.org,2002:{name}": getattr(yaml.SafeLoader, f"construct_yaml_{name}")
@@ -93,7 +95,7 @@ class _EventBuilder:
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
         self._names: dict[str, str] = {}  # one text per member name, as `_TreeBuilder`
-        self._holders: dict[int, type] = {}  # per open list of mappings: `_mapping`
+        self._holders: dict[tuple[int, Any], type] = {}  # per place of lists: `_mapping`
         self.unquoted: dict[str, tuple[str, str]] = {}
 
     def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
@@ -109,14 +111,19 @@ class _EventBuilder:
         return root, self.unquoted
 
     def _mapping(self, top: Any) -> dict[str, Any]:
-        """A new mapping: an item of a list shares its key table with the list's other
-        mappings (PEP 412, as JSON Lines records in `documents`), a list of records being
-        most of a large document; only memory depends on it."""
+        """A new mapping: an item of a list shares its key table with the other items of
+        lists at the same depth under the same member name (PEP 412, as JSON Lines records
+        in `documents`), lists of records being most of a large document. Only memory
+        depends on it; a class costs about 2 KB, so a document's classes are bounded."""
         if top.__class__ is not list:
             return {}
-        holder = self._holders.get(id(top))  # the list lives until the document is built
+        keys = self._keys
+        shape = (len(keys), keys[-2] if len(keys) > 1 else None)  # the list's place
+        holder = self._holders.get(shape)
         if holder is None:
-            holder = self._holders[id(top)] = type("Record", (), {})
+            if len(self._holders) >= _HOLDERS_KEPT:
+                return {}
+            holder = self._holders[shape] = type("Record", (), {})
         values: dict[str, Any] = holder().__dict__
         return values
 
