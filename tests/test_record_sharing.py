@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from engine.bundle import yamldoc, yamlevents
 from engine.bundle.documents import load_document
-from engine.bundle.yamlevents import _HOLDERS_KEPT, load_yaml
+from engine.bundle.yamlevents import _MAKERS_KEPT, load_yaml
 
 NAMES = st.sampled_from(["id", "a", "b", "c", "role", "x" * 40, "é"])
 VALUES = st.one_of(
@@ -58,14 +58,14 @@ def test_yaml_list_items_are_the_mappings_written(records: list[dict[str, Any]])
 
 def test_a_document_of_many_lists_makes_a_bounded_number_of_key_tables() -> None:
     # each list in its own place: without a bound, a class (about 2 KB) for each
-    raw = "".join(f"k{i}:\n- a: {i}\n  b: x\n" for i in range(2 * _HOLDERS_KEPT)).encode()
+    raw = "".join(f"k{i}:\n- a: {i}\n  b: x\n" for i in range(2 * _MAKERS_KEPT)).encode()
     builder = yamlevents._EventBuilder(yamldoc.strict_loader(raw.decode()))
     value, _unquoted = builder.document()
-    assert value == {f"k{i}": [{"a": i, "b": "x"}] for i in range(2 * _HOLDERS_KEPT)}
-    assert len(builder._holders) == _HOLDERS_KEPT
+    assert value == {f"k{i}": [{"a": i, "b": "x"}] for i in range(2 * _MAKERS_KEPT)}
+    assert len(builder._makers) == _MAKERS_KEPT
     # lists in the same place (under the same name, as deep) share one
     raw = "".join(f"- items:\n  - n: {i}\n" for i in range(1000)).encode()
     builder = yamlevents._EventBuilder(yamldoc.strict_loader(raw.decode()))
     value, _unquoted = builder.document()
     assert value == [{"items": [{"n": i}]} for i in range(1000)]
-    assert len(builder._holders) == 2
+    assert len(builder._makers) == 2

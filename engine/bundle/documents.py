@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -20,6 +20,7 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_again, read_input, too_many_values
+from engine.records import record_maker
 
 # Texts up to this length are shared between the records of a JSON Lines document (IDs,
 # hashes, times, enumerations); longer ones are rarely repeated.
@@ -361,7 +362,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
     shared: dict[str, str] = {}
-    holder = type("Record", (), {})  # one key table for the document's records: `_sharing`
+    new_record = record_maker()  # one key table for the document's records
     source = SourceBytes(raw, file)
     digests = bytearray()
     for number, begin, end in _line_spans(raw):
@@ -369,7 +370,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
         if not line.strip():
             continue
         try:
-            records.append(_sharing(loads_strict(line, file), shared, holder))
+            records.append(_sharing(loads_strict(line, file), shared, new_record))
             spans.append((number, begin, end))
             if not source.held:
                 digests += hashlib.sha256(line.rstrip(b"\r")).digest()
@@ -401,19 +402,15 @@ def _line_spans(raw: bytes) -> Iterator[tuple[int, int, int]]:
         number, begin = number + 1, end + 1
 
 
-def _sharing(record: Any, shared: dict[str, str], holder: type) -> Any:
+def _sharing(record: Any, shared: dict[str, str], new_record: Callable[[], dict[str, Any]]) -> Any:
     """`record` with its member names and short text values shared with the document's
-    earlier records. The JSON decoder makes a new string for each, so records of the same
-    shape (every JSON Lines file) would hold each name and each repeated ID or hash once
-    per record: most of such a document's memory.
-
-    The copy is the `__dict__` of a `holder` instance: a plain `dict` whose key table
-    all the document's records share (PEP 412 key-sharing), a third of a dict of its own
-    for a record of a dozen members. Where records differ in shape the interpreter gives
-    a record its own table: only memory depends on it, never a value or an order."""
+    earlier records, and its key table too (`engine.records`). The JSON decoder makes a
+    new string for each, so records of the same shape (every JSON Lines file) would hold
+    each name and each repeated ID or hash once per record: most of such a document's
+    memory."""
     if record.__class__ is not dict:
         return record
-    values: dict[str, Any] = holder().__dict__
+    values = new_record()
     for key, value in record.items():
         values[shared.setdefault(key, key)] = (
             shared.setdefault(value, value)

@@ -15,6 +15,7 @@ a refusal is the one it always was.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -32,8 +33,9 @@ from yaml.events import (
 from engine.bundle import yamldoc
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS
 from engine.pointer import pointer_of
+from engine.records import record_maker
 
-_HOLDERS_KEPT = 256  # classes sharing key tables per document (see `_mapping`)
+_MAKERS_KEPT = 256  # record makers per document (see `_mapping`)
 
 # The scalar types this reader builds itself, with PyYAML's safe constructor of each.
 _BUILT = {
@@ -88,14 +90,15 @@ def yaml_positions_of(raw: bytes, file: str) -> dict[str, tuple[int, int]]:
 class _EventBuilder:
     """One document's value, built event by event (see the module's docstring)."""
 
-    __slots__ = ("_containers", "_holders", "_keys", "_loader", "_names", "unquoted")
+    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_names", "unquoted")
 
     def __init__(self, loader: Any) -> None:
         self._loader = loader
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
         self._names: dict[str, str] = {}  # one text per member name, as `_TreeBuilder`
-        self._holders: dict[tuple[int, Any], type] = {}  # per place of lists: `_mapping`
+        # per place of lists, what makes their mappings (see `_mapping`)
+        self._makers: dict[tuple[int, Any], Callable[[], dict[str, Any]]] = {}
         self.unquoted: dict[str, tuple[str, str]] = {}
 
     def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
@@ -111,21 +114,20 @@ class _EventBuilder:
         return root, self.unquoted
 
     def _mapping(self, top: Any) -> dict[str, Any]:
-        """A new mapping: an item of a list shares its key table with the other items of
-        lists at the same depth under the same member name (PEP 412, as JSON Lines records
-        in `documents`), lists of records being most of a large document. Only memory
-        depends on it; a class costs about 2 KB, so a document's classes are bounded."""
+        """A new mapping: an item of a list shares its key table (`engine.records`) with
+        the items of the lists at the same depth under the same member name, lists of
+        records being most of a large document. A maker costs about 2 KB, so a document
+        has a bounded number of them; beyond, its mappings are dicts of their own."""
         if top.__class__ is not list:
             return {}
         keys = self._keys
-        shape = (len(keys), keys[-2] if len(keys) > 1 else None)  # the list's place
-        holder = self._holders.get(shape)
-        if holder is None:
-            if len(self._holders) >= _HOLDERS_KEPT:
+        place = (len(keys), keys[-2] if len(keys) > 1 else None)
+        maker = self._makers.get(place)
+        if maker is None:
+            if len(self._makers) >= _MAKERS_KEPT:
                 return {}
-            holder = self._holders[shape] = type("Record", (), {})
-        values: dict[str, Any] = holder().__dict__
-        return values
+            maker = self._makers[place] = record_maker()
+        return maker()
 
     def _value(self, get: Any) -> Any:
         containers, keys = self._containers, self._keys

@@ -31,6 +31,7 @@ from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.graph.build import Graph
+from engine.records import record_maker
 from engine.syntax import ast
 
 
@@ -282,8 +283,9 @@ def table_records(
     and every cell that has none (its record then lacks that column)."""
     records: list[dict[str, Any]] = []
     missing: list[MissingCell] = []
+    new_record = record_maker()  # a row per session, say: one key table for all
     for row, (ids, values) in enumerate(table.rows):
-        record: dict[str, Any] = {}
+        record = new_record()
         for column, value in zip(table.columns, values, strict=True):
             try:
                 record[column] = cell_data(value, nodes)

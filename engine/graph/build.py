@@ -33,6 +33,7 @@ from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
 from engine.errors import Diagnostic, Location
 from engine.pointer import escape_token, unescape_token
+from engine.records import record_maker
 from engine.units import UNITS
 
 NodeKey = tuple[str, int]
@@ -124,19 +125,21 @@ class KindSpec:
     _adders: dict[frozenset[str], _Adder] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
-    # The class whose instances' `__dict__` are the kind's record copies (see `copy`).
-    _holder: type = field(default=object, init=False, repr=False, compare=False, hash=False)
+    # What makes the kind's record copies (see `copy`).
+    _new_record: Callable[[], dict[str, Any]] = field(
+        default=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _fields(self))
         object.__setattr__(self, "attr_names", tuple(attr.name for attr in self.attrs))
-        object.__setattr__(self, "_holder", type("Record", (), {}))
+        object.__setattr__(self, "_new_record", record_maker())
 
     def copy(self, record: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
         """A plain dict of the members `names` that `record` has, in that order. The
-        kind's copies share one key table (PEP 412, as a JSON Lines document's records):
-        a campaign copies every record with a number to convert, tens of thousands."""
-        values: dict[str, Any] = self._holder().__dict__
+        kind's copies share one key table (`engine.records`): a campaign copies every
+        record with a number to convert, tens of thousands."""
+        values = self._new_record()
         for name in names:
             if name in record:
                 values[name] = record[name]
