@@ -1484,3 +1484,7 @@ def codes(rules: tuple[Path, ...], output_format: str, out: Path | None) -> int:
     text += "".join(f"{c:34} reject   {f:14} {m}\n" for c, m, f in declared)
     _echo(text, output_format, data, out)
     return 0
+
+
+if __name__ == "__main__":  # `python -m engine.cli`, as `rulecheck`
+    main(prog_name="rulecheck")

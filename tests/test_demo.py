@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -112,3 +114,18 @@ def test_set_literal_order_does_not_change_hashes(tmp_path: Path) -> None:
     second.write_text('ruleset r version "1"\nconst s = {"C", "A", "B"}\n', encoding="utf-8")
     result = CliRunner().invoke(main, ["diff", str(first), str(second)])
     assert result.exit_code == 0, result.output
+
+
+def test_the_module_forms_of_the_command_run_it() -> None:
+    # `python -m engine.cli` once defined the commands and exited 0 without running any:
+    # every bundle "passed"
+    refused = CAMPAIGN.parent / "no-such-bundle"
+    for module in ("engine", "engine.cli"):
+        run = subprocess.run(
+            [sys.executable, "-m", module, "check", str(refused)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 2, (module, run.stdout, run.stderr)
+        assert "FILE_UNREADABLE" in run.stdout + run.stderr
