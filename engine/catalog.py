@@ -224,7 +224,8 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("INPUT_TOO_MANY_FILES", "a document's pattern matches more files than the limit"),
             (
                 "OUTPUT_IS_INPUT",
-                "`--out` names an input file or a path inside the bundle read (exit 2)",
+                "`--out` or `--receipt` names an input (a rule, schema or lock file, an input "
+                "file) or a path inside the bundle read (exit 2)",
             ),
             ("BUNDLE_FILE_MISSING", "a file the bundle must hold is absent"),
             (

@@ -292,22 +292,46 @@ def _refuse_output_over_inputs(
     files: Sequence[Path] = (),
     option: str = "--out",
 ) -> None:
-    """Exit 2 before any work when `--out` names a rule file or another file the run
-    reads, or a path inside the bundle it checks: a report must never overwrite what it
-    was made from."""
+    """Exit 2 before any work when `--out` names a rule file, a schema file the rules
+    read, another file the run reads (its `files`: a `--lock` among them), or a path
+    inside the bundle it checks: a report must never overwrite what it was made from."""
     if out is None:
         return
     from engine.limits import output_conflict
-    from engine.syntax.load import rule_paths
 
     conflict = output_conflict(
         out,
-        inputs=[*rule_paths(list(rules)), *files],
+        inputs=[*_rule_inputs(rules), *files],
         folders=[bundle] if bundle is not None else [],
         option=option,
     )
     if conflict is not None:
         raise conflict
+
+
+def _given(path: Path | None) -> list[Path]:
+    """An optional input file (`--lock`) as a list of the inputs it adds."""
+    return [] if path is None else [path]
+
+
+def _rule_inputs(rules: Sequence[Path]) -> list[Path]:
+    """The rule files `rules` name and the schema files their protocols' documents are
+    checked against (a file that does not parse names none: the run refuses it)."""
+    from engine.check.protocols import schema_path
+    from engine.syntax import ast
+    from engine.syntax.load import load_rule_files, rule_paths
+
+    named = rule_paths(list(rules))
+    parsed, _problems = load_rule_files(named)
+    schemas = [
+        path
+        for rule_file in parsed
+        for decl in rule_file.declarations
+        if isinstance(decl, ast.ProtocolDecl)
+        for clause in decl.documents
+        if (path := schema_path(clause)) is not None
+    ]
+    return [*named, *schemas]
 
 
 def _write_output(path: Path, text: str) -> None:
@@ -547,7 +571,7 @@ def test_command(
     from engine.report.cases_report import cases_json, cases_text, counts
 
     found = case_paths(list(paths) or [Path(".")])
-    _refuse_output_over_inputs(out, [], files=found)
+    _refuse_output_over_inputs(out, [], files=[*found, *_given(lock)])
     files = read_case_files(found)
     refuse = None if lock is None else (lambda ruleset: refuse_unlocked(lock, ruleset.hashed))
     groups = load_groups(files, refuse)
@@ -990,8 +1014,9 @@ def check(
     the one protocol whose files the bundle holds. `--verbose`: every input, rule, report
     table and decision after the first screen.
     """
-    _refuse_output_over_inputs(out, _default_paths(rules), bundle)
-    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, option="--receipt")
+    read = _given(lock)
+    _refuse_output_over_inputs(out, _default_paths(rules), bundle, read)
+    _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, read, option="--receipt")
     with _progress(f"checking {bundle}", reading.quiet):
         if receipt is not None:
             text, written, code = _receipt_run(
@@ -1187,7 +1212,8 @@ def evaluate(
     from engine.report.graph_report import passed
 
     named = [parse_input_option(text) for text in inputs]
-    _refuse_output_over_inputs(out, _default_paths(rules), files=[path for _, path in named])
+    read = [path for _, path in named] + _given(lock)
+    _refuse_output_over_inputs(out, _default_paths(rules), files=read)
     program = _program(rules, lock)
     check_inputs(program, graph, [name for name, _ in named])
     # One graph's documents, evaluation and report live until the process ends: the

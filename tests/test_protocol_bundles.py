@@ -167,3 +167,33 @@ def test_a_lock_cannot_be_frozen_over_a_rule_file(tmp_path: Path) -> None:
     assert run.exit_code == 2
     assert [d["code"] for d in run.data["diagnostics"]] == ["OUTPUT_IS_INPUT"]
     assert rules.read_text(encoding="utf-8").startswith("ruleset r")
+
+
+@pytest.mark.parametrize(
+    ("args", "target"),
+    [
+        (["check", "accepted", "--rules", "eval.rules", "--out"], "answer.schema.json"),
+        (["check", "accepted", "--rules", "eval.rules", "--receipt"], "answer.schema.json"),
+        (["freeze", "eval.rules", "--out"], "answer.schema.json"),
+        (
+            ["check", "accepted", "--rules", "eval.rules", "--lock", "eval.lock", "--out"],
+            "eval.lock",
+        ),
+        (
+            ["evaluate", "answer", "--rules", "eval.rules", "--lock", "eval.lock", "--out"],
+            "eval.lock",
+        ),
+    ],
+)
+def test_no_output_overwrites_a_schema_the_rules_read_or_the_lock(
+    tmp_path: Path, args: list[str], target: str
+) -> None:
+    folder = tmp_path / "protocol"
+    shutil.copytree(ROOT / "tests" / "data" / "protocol", folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    command = [str(folder / a) if (folder / a).exists() else a for a in args]
+    run = CliRun([*command, str(folder / target), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    assert [d["code"] for d in run.data["diagnostics"]] == ["OUTPUT_IS_INPUT"]
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
