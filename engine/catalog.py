@@ -243,7 +243,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "results: nothing is judged (exit 2)",
             ),
             ("BUNDLE_PATH_OUTSIDE", "a document's path leads outside the bundle (a link)"),
-            ("DOCUMENT_SCHEMA", "a document (or a JSON Lines record) breaks its schema"),
+            (
+                "DOCUMENT_SCHEMA",
+                "a document (or a JSON Lines record) breaks its schema; after 1,000 in one "
+                "document, one more says where checking stopped",
+            ),
             ("PROTOCOL_FILE", "a bundle's `rulecheck.yaml` is malformed"),
             (
                 "EXPORT_TABLE",

@@ -51,6 +51,10 @@ MAX_RECORDS: Final = 5_000_000
 # Values (records, objects, arrays, scalars) one document may hold, bounded before parsing
 # by counting separators: parsing and graph building cost about 1 KB per value.
 MAX_VALUES: Final = 2_000_000
+# Findings one check of one document lists (its schema's, say); beyond, one last finding
+# says the check stopped there: a document of a million bad values is refused as surely,
+# in bounded time and memory (each finding is a located message, a report line).
+MAX_FINDINGS: Final = 1_000
 MAX_RULE_DEPTH: Final = 100
 # Python compiles at most 20 nested blocks in a function: a rule's clauses are loops, with
 # room left for the loops of its conditions. The seeds' rules bind at most four.

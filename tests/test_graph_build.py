@@ -17,6 +17,7 @@ from rulegen import check_texts
 from engine.bundle.schemac import compile_schema
 from engine.graph import build
 from engine.graph.build import Graph, build_graph, graph_proofs, graph_spec
+from engine.limits import MAX_FINDINGS
 
 _KINDS = """ruleset building version "1"
 
@@ -190,3 +191,21 @@ def test_records_that_passed_their_schema_build_the_same_graph_with_its_proofs(
     spec = graph_spec(check_texts({"k.rules": _KINDS}), "g")
     proven = build_graph(spec, {"data": document}, None, graph_proofs(spec, {"data": schema}))
     assert _shown(proven) == _built(records)
+
+
+def test_problems_past_the_bound_are_counted_in_one_last_problem() -> None:
+    # two problems a record (a number as its text key, a text as its number)
+    records = [{"name": index, "n": "x"} for index in range(MAX_FINDINGS)]
+    graph = build_graph(
+        graph_spec(check_texts({"k.rules": _KINDS}), "g"), {"data": {"recs": records}}
+    )
+    assert [p.code for p in graph.problems] == ["ATTR_TYPE"] * (MAX_FINDINGS + 1)
+    listed, last = graph.problems[:-1], graph.problems[-1]
+    assert [p.location.pointer for p in listed[:3] if p.location] == [
+        "/recs/0/name",
+        "/recs/0/n",
+        "/recs/1/name",
+    ]
+    assert last.message.startswith("more than 1,000 `ATTR_TYPE` problems in this document")
+    assert last.location is not None and last.location.pointer == f"/recs/{MAX_FINDINGS // 2}/name"
+    assert len(graph.by_kind["rec"]) == MAX_FINDINGS  # every record is still a node

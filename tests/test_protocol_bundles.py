@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.limits import MAX_FINDINGS
 from tests.cli_run import CliRun
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,3 +198,22 @@ def test_no_output_overwrites_a_schema_the_rules_read_or_the_lock(
     assert run.exit_code == 2
     assert [d["code"] for d in run.data["diagnostics"]] == ["OUTPUT_IS_INPUT"]
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_a_document_of_many_bad_records_is_refused_with_a_bounded_list(tmp_path: Path) -> None:
+    # each empty record breaks the ratings' schema two dozen times over: listing every
+    # violation of 300,000 of them took minutes and gigabytes
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    ratings = campaign / "adjudications.jsonl"
+    lines = ratings.read_bytes().count(b"\n")
+    with ratings.open("a", encoding="utf-8") as out:
+        out.write("{}\n" * 3000)
+    run = CliRun(["check", str(campaign), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 1
+    found = [d for d in run.data["diagnostics"] if d["code"] == "DOCUMENT_SCHEMA"]
+    assert MAX_FINDINGS < len(found) <= MAX_FINDINGS + 50
+    last = found[-1]
+    assert "the records from this one on are not checked" in last["message"]
+    assert last["location"]["file"] == str(ratings) and last["location"]["line"] > lines

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from engine.bundle.schemac import PATTERN_IDIOMS, SchemaCompileError, compile_schema
+from engine.bundle.schemac import PATTERN_IDIOMS, STOPPED, SchemaCompileError, compile_schema
+from engine.limits import MAX_FINDINGS
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "manifests" / "schemas"
 
@@ -247,3 +248,23 @@ def test_a_pattern_idiom_decides_as_its_regex(source: str, texts: list[str]) -> 
     validate = compile_schema({"type": "array", "items": {"type": "string", "pattern": source}})
     expected = [f"/{i}" for i, text in enumerate(texts) if not re.search(source, text)]
     assert [pointer for pointer, _keyword, _message in validate(texts)] == expected
+
+
+def test_a_value_with_more_violations_than_the_bound_stops_at_it() -> None:
+    validate = compile_schema({"type": "array", "items": {"type": "integer"}})
+    errors = validate(["x"] * (MAX_FINDINGS * 5))
+    assert len(errors) == MAX_FINDINGS + 1
+    assert [pointer for pointer, _, _ in errors[:3]] == ["/0", "/1", "/2"]
+    assert errors[-1][:2] == ("", STOPPED) and "more than 1,000" in errors[-1][2]
+    assert validate(list(range(MAX_FINDINGS * 5))) == []
+
+
+def test_a_branch_past_the_bound_fails_alone_and_another_may_hold() -> None:
+    many = {"type": "array", "items": {"type": "integer"}}
+    texts = {"type": "array", "items": {"type": "string"}}
+    for keyword in ("anyOf", "oneOf"):
+        validate = compile_schema({keyword: [many, texts]})
+        assert validate(["x"] * (MAX_FINDINGS * 2)) == []  # the texts' branch holds
+        errors = validate([["x"]] * (MAX_FINDINGS * 2))  # neither does
+        assert [(pointer, word) for pointer, word, _ in errors] == [("", keyword)]
+        assert errors[0][2].endswith("does not match any allowed shape")

@@ -22,7 +22,7 @@ from engine.bundle.schemac import Validator
 from engine.bundle.strictjson import locate
 from engine.check.protocols import load_schema, schema_path
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_FILES
+from engine.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_FILES, MAX_FINDINGS
 from engine.syntax import ast
 
 PROTOCOL_FILE = "rulecheck.yaml"
@@ -231,12 +231,19 @@ def schema_problems(
     """Every schema violation as a `code` diagnostic, located: a JSON Lines document is
     checked record by record."""
     if document.format == "jsonl":
-        found = []
+        found: list[Diagnostic] = []
         for index, record in enumerate(document.value):
             problems = validate(record)
             if not problems:
                 continue
             line, raw = document.record_lines[index]
+            if len(found) >= MAX_FINDINGS:
+                message = (
+                    f"more than {MAX_FINDINGS:,} schema violations: the records from this one "
+                    "on are not checked"
+                )
+                found.append(Diagnostic(code, message, Location(document.file, line)))
+                break
             for pointer, _keyword, message in problems:
                 position = locate(raw, pointer)
                 column = position[1] if position else None

@@ -11,6 +11,7 @@ Integers are strict: a JSON `10.0` or `true` is not an integer.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -19,9 +20,33 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token
 
 SchemaError = tuple[str, str, str]  # (pointer, keyword, message)
+
+
+class _TooMany(Exception):
+    """A validation found more than `MAX_FINDINGS` errors."""
+
+
+class _Findings(list[SchemaError]):
+    """The errors of one validation, at most `MAX_FINDINGS`: appending one more stops it
+    (only a value that fails calls these, so a valid one costs nothing more)."""
+
+    __slots__ = ()
+
+    def append(self, error: SchemaError) -> None:
+        if len(self) >= MAX_FINDINGS:
+            raise _TooMany
+        super().append(error)
+
+    def extend(self, errors: Any) -> None:
+        for error in errors:
+            self.append(error)
+
+
+STOPPED = "stopped"  # the keyword of the error that says a validation stopped at the bound
 Validator = Callable[[Any], list[SchemaError]]
 
 _DEFINITIONS = "#/definitions/"  # the one kind of `$ref` compiled: a local definition
@@ -492,8 +517,9 @@ def _combine(
         if fits is not None and not fits(x):
             results.append(None)
             continue
-        found: list[SchemaError] = []
-        branch(x, p, found)
+        found: list[SchemaError] = errors.__class__()
+        with contextlib.suppress(_TooMany):  # then the branch failed: its first errors show how
+            branch(x, p, found)
         results.append(found)
     passed = sum(1 for found in results if found is not None and not found)
     if passed == 1 or (passed > 1 and keyword == "anyOf"):
@@ -533,8 +559,12 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
         if check is None:
             exec(compile(source, "<rulecheck schema>", "exec"), namespace)
             check = namespace[root]
-        errors: list[SchemaError] = []
-        check(value, "", errors)
-        return errors
+        errors = _Findings()
+        try:
+            check(value, "", errors)
+        except _TooMany:
+            shown = f"more than {MAX_FINDINGS:,} schema violations: the rest are not checked"
+            return [*errors, ("", STOPPED, shown)]
+        return list(errors)
 
     return validate

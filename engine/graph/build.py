@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
 from engine.errors import Diagnostic, Location
+from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token, unescape_token
 from engine.records import record_maker
 from engine.units import UNITS
@@ -677,6 +678,9 @@ class _Builder:
     # Each number as read (by its class, value and attribute's unit), as the graph holds
     # it: records repeat their figures, and an exact conversion costs microseconds.
     numbers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    # Per document and code, the problems found: past `MAX_FINDINGS` they are counted,
+    # one last problem saying so (a million bad records would be a million findings).
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def problem(
         self,
@@ -687,6 +691,15 @@ class _Builder:
         hint: str | None = None,
         ids: tuple[str, ...] = (),
     ) -> None:
+        seen = self.counts[document, code] = self.counts[document, code] + 1
+        if seen > MAX_FINDINGS:
+            if seen == MAX_FINDINGS + 1:
+                more = (
+                    f"more than {MAX_FINDINGS:,} `{code}` problems in this document: "
+                    "from this one on they are not listed"
+                )
+                self.problems.append(Diagnostic(code, more, Location(document, pointer=pointer)))
+            return
         location = Location(document, pointer=pointer)
         self.problems.append(Diagnostic(code, message, location, hint=hint, ids=ids))
 
