@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,3 +218,21 @@ def test_a_document_of_many_bad_records_is_refused_with_a_bounded_list(tmp_path:
     last = found[-1]
     assert "the records from this one on are not checked" in last["message"]
     assert last["location"]["file"] == str(ratings) and last["location"]["line"] > lines
+
+
+@pytest.mark.parametrize(
+    ("make", "code"), [(os.mkfifo, "INPUT_NOT_REGULAR"), (os.mkdir, "FILE_UNREADABLE")]
+)
+def test_a_protocol_file_that_is_no_regular_file_is_refused(
+    tmp_path: Path, make: Any, code: str
+) -> None:
+    # it was taken for an absent `rulecheck.yaml` and the bundle checked as another said
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    (campaign / "rulecheck.yaml").unlink()
+    make(campaign / "rulecheck.yaml")
+    run = CliRun(["check", str(campaign), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    assert [d["code"] for d in run.data["diagnostics"]] == [code]
+    assert run.data["diagnostics"][0]["location"]["file"] == str(campaign / "rulecheck.yaml")

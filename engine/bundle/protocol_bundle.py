@@ -267,7 +267,7 @@ def read_protocol_file(root: Path) -> dict[str, Any] | None:
         RulecheckError: exit 1 when the file is malformed.
     """
     path = root / PROTOCOL_FILE
-    if not path.is_file() and not path.is_symlink():
+    if not os.path.lexists(path):  # a FIFO or a folder of that name is read, and refused
         return None
     if paths.inside(root, PROTOCOL_FILE) is None:  # a fixed name is contained like the others
         message = f"`{PROTOCOL_FILE}` is a link that leads outside the bundle"
