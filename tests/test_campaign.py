@@ -597,6 +597,10 @@ def _m_after_reveal(c: Campaign) -> None:
     _rating(c, "E-T5-2", "B", 3)["frozen_at"] = "2026-10-09T00:00:00Z"
 
 
+def _m_list_after_reveal(c: Campaign) -> None:
+    c.adjudication_manifest["frozen_at"] = "2026-10-09T00:00:00Z"
+
+
 def _m_truth_version(c: Campaign) -> None:
     _rating(c, "E-T5-3", "A", 4)["truth_version"] = "2"
 
@@ -704,6 +708,11 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "rated_answer_in_blind_view": ("RATED_ANSWER_UNKNOWN", _m_answer_unknown, True),
     "rated_answer_hash_matches": ("RATED_ANSWER_HASH_MISMATCH", _m_answer_hash, True),
     "ratings_frozen_before_reveal": ("RATING_AFTER_REVEAL", _m_after_reveal, True),
+    "adjudication_frozen_before_reveal": (
+        "ADJUDICATION_FROZEN_AFTER_REVEAL",
+        _m_list_after_reveal,
+        True,
+    ),
     "ratings_use_frozen_truth": ("RATING_TRUTH_MISMATCH", _m_truth_version, True),
     "every_blind_answer_rated": ("RATINGS_INCOMPLETE", _m_incomplete, True),
     "disagreements_resolved": ("DISAGREEMENT_UNRESOLVED", _m_unresolved, True),
@@ -811,6 +820,7 @@ ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
             "rated_answer_in_blind_view",
             "rated_answer_hash_matches",
             "ratings_frozen_before_reveal",
+            "adjudication_frozen_before_reveal",
             "ratings_use_frozen_truth",
             "every_blind_answer_rated",
             "disagreements_resolved",
@@ -871,6 +881,16 @@ def test_a_duplicated_validation_receipt_is_refused(tmp_path: Path) -> None:
     run = check(campaign, tmp_path)
     assert run.exit_code == 1
     assert run.codes() == {"VALIDATION_RECEIPT_COUNT"}
+
+
+def test_a_rating_frozen_after_the_list_that_freezes_it_is_refused(tmp_path: Path) -> None:
+    campaign = make_campaign()
+    first = min(r["frozen_at"] for r in campaign.adjudications)
+    campaign.adjudication_manifest["frozen_at"] = first  # before every other rating
+    run = check(campaign, tmp_path)
+    assert run.exit_code == 1
+    assert run.rules() == {"adjudication_frozen_before_reveal"}
+    assert run.codes() == {"ADJUDICATION_FROZEN_AFTER_REVEAL"}
 
 
 def _whole_answer_ratings(c: Campaign, triplet_id: str) -> list[dict[str, Any]]:
