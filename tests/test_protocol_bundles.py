@@ -236,3 +236,21 @@ def test_a_protocol_file_that_is_no_regular_file_is_refused(
     assert run.exit_code == 2
     assert [d["code"] for d in run.data["diagnostics"]] == [code]
     assert run.data["diagnostics"][0]["location"]["file"] == str(campaign / "rulecheck.yaml")
+
+
+@pytest.mark.parametrize(
+    ("make", "code"), [(os.mkfifo, "INPUT_NOT_REGULAR"), (os.mkdir, "FILE_UNREADABLE")]
+)
+def test_a_bundle_document_that_cannot_be_read_is_exit_2(
+    tmp_path: Path, make: Any, code: str
+) -> None:
+    # an unreadable file is a usage error, as for any input (docs/diagnostics.md)
+    campaign = tmp_path / "campaign"
+    shutil.copytree(ROOT / "controls" / "campaign", campaign)
+    (campaign / "sessions.jsonl").unlink()
+    make(campaign / "sessions.jsonl")
+    run = CliRun(["check", str(campaign), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    found = [d for d in run.data["diagnostics"] if d["code"] == code]
+    assert [d["location"]["file"] for d in found] == [str(campaign / "sessions.jsonl")]

@@ -75,8 +75,14 @@ def load_protocol_bundle(root: Path, protocol: ast.ProtocolDecl) -> ProtocolBund
             for member in document.members or (document,):
                 problems += schema_problems(member, validate, schema_code(clause))
     if problems:
-        raise RulecheckError(problems, ExitCode.REFUSED)
+        unreadable = any(problem.code in _UNREADABLE for problem in problems)
+        raise RulecheckError(problems, ExitCode.USAGE if unreadable else ExitCode.REFUSED)
     return ProtocolBundle(root, protocol, documents, schemas)
+
+
+# A document that cannot be read at all (a folder, a FIFO, no permission) is an unreadable
+# file, exit 2, as any input the user names; every other problem is the bundle's, exit 1.
+_UNREADABLE = frozenset({"FILE_UNREADABLE", "INPUT_NOT_REGULAR"})
 
 
 def _read_clause(
