@@ -149,3 +149,22 @@ def test_an_index_read_twice_unchanged_gives_its_jobs(tmp_path: Path) -> None:
     [job] = list(batch.read_index(index, ANSWER_ALIAS))
     assert job.files == {"answer": tmp_path / "a.json", "packet": tmp_path / "p.json"}
     assert job.values == {"role": "A"}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_index_entry_without_a_required_value_is_located_at_its_line(
+    tmp_path: Path, jobs: str
+) -> None:
+    from tests.cli_run import CliRun
+
+    answers = Path(__file__).resolve().parents[1] / "controls" / "answer"
+    index = tmp_path / "index.jsonl"
+    entry = f'"answer": "{answers / "answer_A.json"}", "packet": "{answers / "packet.json"}"'
+    index.write_text(f'{{{entry}, "role": "A"}}\n{{{entry}, "role": null}}\n', encoding="utf-8")
+    run = CliRun(["answers", str(index), "--jobs", jobs, "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 1
+    [found] = run.data["diagnostics"]
+    assert found["code"] == "INDEX_ENTRY"
+    assert found["location"] == {"file": str(index), "line": 2, "column": 1}
+    assert "needs the given document `review`" in found["message"]

@@ -254,3 +254,16 @@ def test_a_bundle_document_that_cannot_be_read_is_exit_2(
     assert run.exit_code == 2
     found = [d for d in run.data["diagnostics"] if d["code"] == code]
     assert [d["location"]["file"] for d in found] == [str(campaign / "sessions.jsonl")]
+
+
+def test_an_unknown_protocol_named_by_the_bundle_is_located_there(tmp_path: Path) -> None:
+    bundle = tmp_path / "experiment"
+    shutil.copytree(ROOT / "controls" / "experiment", bundle)
+    (bundle / "rulecheck.yaml").write_text("# the run's protocol\nprotocol: exeeriment\n")
+    run = CliRun(["check", str(bundle), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2
+    [found] = run.data["diagnostics"]
+    assert found["code"] == "USAGE_PROTOCOL"
+    assert found["location"] == {"file": str(bundle / "rulecheck.yaml"), "line": 2, "column": 1}
+    assert found["hint"] == "did you mean `experiment`?"

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.errors import Location
+
 
 @dataclass(frozen=True, slots=True)
 class FilesAlias:
@@ -38,6 +40,7 @@ class FilesJob:
     files: Mapping[str, Path]
     values: Mapping[str, str] = field(default_factory=dict)
     folder: Path | None = None
+    entry: Location | None = None  # the index line it was read from, if any
 
     def shown(self, alias: FilesAlias) -> dict[str, str]:
         """What a report names: the argument's file, then the shown options given."""

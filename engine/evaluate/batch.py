@@ -78,6 +78,9 @@ class FilesRunner:
         try:
             outcome = self._checker.check_files(self.protocol, job.files, given, job.folder)
         except ValueError as error:
+            if job.entry is not None:  # an index entry that lacks a value: that entry's fault
+                diagnostic = Diagnostic("INDEX_ENTRY", str(error), job.entry)
+                raise RulecheckError([diagnostic], ExitCode.REFUSED) from None
             raise RulecheckError(
                 [Diagnostic("USAGE_PROTOCOL", str(error))], ExitCode.USAGE
             ) from None
@@ -155,7 +158,7 @@ def _jobs(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
         folder = (
             base / present[alias.folder[0]] if alias.folder and alias.folder[0] in present else None
         )
-        yield FilesJob(files, values, folder)
+        yield FilesJob(files, values, folder, Location(str(index), number, 1))
 
 
 def _entry_problem(entry: Any, alias: FilesAlias) -> str | None:

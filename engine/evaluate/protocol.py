@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from engine.bundle.documents import DERIVED_FORMAT, Document, SourceBytes
 from engine.bundle.protocol_bundle import (
+    PROTOCOL_FILE,
     ProtocolBundle,
     bundle_has,
     load_protocol_bundle,
@@ -31,6 +32,7 @@ from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.graph.build import Graph
+from engine.limits import read_input
 from engine.records import record_maker
 from engine.syntax import ast
 
@@ -95,9 +97,10 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
         hint = did_you_mean(chosen, protocols) or (
             f"the rules declare: {', '.join(sorted(protocols)) or 'no protocol'}"
         )
+        message = f"the rules declare no protocol `{chosen}`"
+        where = None if name else _protocol_line(root)  # named on the command line, or here
         raise RulecheckError(
-            [Diagnostic("USAGE_PROTOCOL", f"the rules declare no protocol `{chosen}`", hint=hint)],
-            ExitCode.USAGE,
+            [Diagnostic("USAGE_PROTOCOL", message, where, hint=hint)], ExitCode.USAGE
         )
     if pinned is not None:
         _check_pin(program, root, chosen, pinned)
@@ -121,7 +124,19 @@ def bundle_protocol(program: Program, root: Path, name: str | None) -> ast.Proto
     names = ", ".join(sorted(declared_protocols(program))) or "none"
     message = f"`{root}` names no protocol, and its files fit no single protocol of the rules"
     hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
-    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, hint=hint)], ExitCode.USAGE)
+    where = Location(str(root))
+    raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, where, hint=hint)], ExitCode.USAGE)
+
+
+def _protocol_line(root: Path) -> Location:
+    """Where the bundle's `rulecheck.yaml` names its protocol (read and parsed already)."""
+    path = root / PROTOCOL_FILE
+    try:
+        lines = read_input(path).splitlines()
+    except RulecheckError:  # changed since it was read: the file is where it was
+        return Location(str(path))
+    line = next((n for n, text in enumerate(lines, 1) if text.startswith(b"protocol:")), None)
+    return Location(str(path), line, 1 if line else None)
 
 
 def protocol_by_documents(
