@@ -17,6 +17,7 @@ import pytest
 from cli_run import CliRun
 
 from engine.evaluate.links import EVALUATION_ERROR
+from engine.limits import MAX_FINDINGS
 from engine.report.output import to_json
 
 DATA = Path(__file__).parent / "data" / "evaluate"
@@ -382,3 +383,23 @@ def test_a_metric_of_comparisons_only_is_computed_not_memoised_and_others_by_arg
     assert probe("alike(y)") == [("event", 0), ("event", 1)] and "alike" not in ctx.memo
     assert probe("shouted(z)") == "b!" and probe("shouted(z)") == "b!"
     assert ctx.memo["shouted"] == {("event", 2): "b!"}
+
+
+def test_a_rule_lists_its_first_violations_and_counts_the_rest(shop: Path) -> None:
+    count = MAX_FINDINGS + 250
+    orders = "".join(
+        json.dumps({"id": f"O{n}", "sku": "A1", "quantity": 0}) + "\n" for n in range(count)
+    )
+    (shop / "orders.jsonl").write_text(orders, encoding="utf-8")
+    run = evaluate(shop, "--format", "json")
+    assert run.exit_code == 1
+    found = [v for v in run.data["violations"] if v["rule"] == "quantities_are_positive"]
+    assert len(found) == MAX_FINDINGS + 1
+    assert [v["ids"] for v in found[:2]] == [["O0"], ["O1"]]
+    last = found[-1]
+    assert last["code"] == "ORDER_QUANTITY" and last["not_listed"] == 250
+    assert last["message"] == "250 more violations of this rule are not listed (1,250 in all)"
+    assert all("not_listed" not in v for v in found[:-1])
+    text = evaluate(shop)
+    assert f"VIOLATIONS ({count})" in text.stdout
+    assert f"1 link rule violated ({count} violations)" in text.stdout

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from engine.evaluate.bindings import describe_binding
 from engine.evaluate.compile import Compiler, Context, Env, GroupRun
 from engine.freeze.canonical import canonical_form, canonical_json
+from engine.limits import MAX_FINDINGS
 from engine.syntax import ast
 
 EVALUATION_ERROR = "RULE_EVALUATION_ERROR"
@@ -25,6 +26,14 @@ class Violation:
     ids: tuple[str, ...]
     document: str | None
     pointer: str | None
+    # A rule lists at most `MAX_FINDINGS` violations; then one more, never located, stands
+    # for the `more` it does not list. 0 for a violation listed.
+    more: int = 0
+
+
+def violation_total(violations: Sequence[Violation]) -> int:
+    """How many violations these are, those not listed included."""
+    return sum(v.more or 1 for v in violations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +145,24 @@ def _group_violations(
     found (the callers take them rule by rule, so each rule's failures come before its
     errors)."""
     links = group.links
-    found = [(k, _violation(links[k], env, ctx, subject)) for k, env in failed]
-    found += [
-        (k, _violation(links[k], env, ctx, subject, f"rule could not be evaluated: {message}"))
-        for k, env, message in errors
-    ]
+    seen = [0] * len(links)
+    found = []
+    for k, env in failed:
+        seen[k] += 1
+        if seen[k] <= MAX_FINDINGS:
+            found.append((k, _violation(links[k], env, ctx, subject)))
+    for k, env, message in errors:
+        seen[k] += 1
+        if seen[k] <= MAX_FINDINGS:
+            why = f"rule could not be evaluated: {message}"
+            found.append((k, _violation(links[k], env, ctx, subject, why)))
+    for k, count in enumerate(seen):
+        if count > MAX_FINDINGS:  # a million failed bindings would be a million findings
+            link, more = links[k], count - MAX_FINDINGS
+            message = f"{more:,} more violations of this rule are not listed ({count:,} in all)"
+            found.append(
+                (k, Violation(link.code, message, link.name, link.hash, (), None, None, more))
+            )
     return found
 
 

@@ -65,7 +65,7 @@ def shown(value: Any, with_exact: bool = True) -> str:
 
 def violation_json(violation: Violation, location: dict[str, Any]) -> dict[str, Any]:
     """A link rule's finding: code, message, the rule and its hash, the ids, the location."""
-    return {
+    found: dict[str, Any] = {
         "code": violation.code,
         "message": violation.message,
         "rule": violation.rule,
@@ -73,6 +73,9 @@ def violation_json(violation: Violation, location: dict[str, Any]) -> dict[str, 
         "ids": list(violation.ids),
         "location": location,
     }
+    if violation.more:  # the rule's violations past the listed ones, counted
+        found["not_listed"] = violation.more
+    return found
 
 
 def observation_json(observation: Observation) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.evaluate.gates import TableResult
 from engine.evaluate.inputs import GraphResult
-from engine.evaluate.links import Violation
+from engine.evaluate.links import Violation, violation_total
 from engine.evaluate.program import Evaluation
 from engine.gcpolicy import collector_paused
 from engine.report.blocks import Block, render
@@ -140,7 +140,8 @@ def summary_blocks(
         items = [item for v in shown for item in _violation_items(result, v)]
         if len(shown) < len(evaluation.violations):
             items.append((0, f"... and {len(evaluation.violations) - len(shown)} more (--verbose)"))
-        blocks.append(Block(f"VIOLATIONS ({len(evaluation.violations)})", tuple(items)))
+        total = violation_total(evaluation.violations)
+        blocks.append(Block(f"VIOLATIONS ({total})", tuple(items)))
     if evaluation.warnings and not verbose:
         vacuous = [(0, f"`{w.rule}`") for w in evaluation.warnings[:SHOWN]]
         if len(evaluation.warnings) > SHOWN:

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.evaluate.gates import Observation, RuleResult
+from engine.evaluate.links import violation_total
 from engine.evaluate.program import Evaluation
 from engine.report.evaluation_report import exact as exact_form
 from engine.report.evaluation_report import rounded
@@ -129,7 +130,7 @@ def counts(evaluation: Evaluation) -> Counts:
         sum(not g.passed for g in evaluation.gates),
         len(evaluation.budgets),
         sum(not b.passed for b in evaluation.budgets),
-        len(evaluation.violations),
+        violation_total(evaluation.violations),
         len({v.rule for v in evaluation.violations}),
         len(evaluation.warnings),
     )
