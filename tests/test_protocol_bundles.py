@@ -221,39 +221,27 @@ def test_a_document_of_many_bad_records_is_refused_with_a_bounded_list(tmp_path:
 
 
 @pytest.mark.parametrize(
-    ("make", "code"), [(os.mkfifo, "INPUT_NOT_REGULAR"), (os.mkdir, "FILE_UNREADABLE")]
+    "name",
+    [
+        "rulecheck.yaml",  # it was taken for absent, and the bundle checked as its files said
+        "sessions.jsonl",  # it was exit 1, where an unreadable file is exit 2
+    ],
 )
-def test_a_protocol_file_that_is_no_regular_file_is_refused(
-    tmp_path: Path, make: Any, code: str
-) -> None:
-    # it was taken for an absent `rulecheck.yaml` and the bundle checked as another said
-    campaign = tmp_path / "campaign"
-    shutil.copytree(ROOT / "controls" / "campaign", campaign)
-    (campaign / "rulecheck.yaml").unlink()
-    make(campaign / "rulecheck.yaml")
-    run = CliRun(["check", str(campaign), "--format", "json"])
-    run.assert_clean()
-    assert run.exit_code == 2
-    assert [d["code"] for d in run.data["diagnostics"]] == [code]
-    assert run.data["diagnostics"][0]["location"]["file"] == str(campaign / "rulecheck.yaml")
-
-
 @pytest.mark.parametrize(
     ("make", "code"), [(os.mkfifo, "INPUT_NOT_REGULAR"), (os.mkdir, "FILE_UNREADABLE")]
 )
-def test_a_bundle_document_that_cannot_be_read_is_exit_2(
-    tmp_path: Path, make: Any, code: str
+def test_a_bundle_file_that_cannot_be_read_is_refused_exit_2(
+    tmp_path: Path, name: str, make: Any, code: str
 ) -> None:
-    # an unreadable file is a usage error, as for any input (docs/diagnostics.md)
     campaign = tmp_path / "campaign"
     shutil.copytree(ROOT / "controls" / "campaign", campaign)
-    (campaign / "sessions.jsonl").unlink()
-    make(campaign / "sessions.jsonl")
+    (campaign / name).unlink()
+    make(campaign / name)
     run = CliRun(["check", str(campaign), "--format", "json"])
     run.assert_clean()
     assert run.exit_code == 2
     found = [d for d in run.data["diagnostics"] if d["code"] == code]
-    assert [d["location"]["file"] for d in found] == [str(campaign / "sessions.jsonl")]
+    assert [d["location"]["file"] for d in found] == [str(campaign / name)]
 
 
 def test_an_unknown_protocol_named_by_the_bundle_is_located_there(tmp_path: Path) -> None:
