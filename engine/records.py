@@ -11,13 +11,29 @@ on this, never a value, a type or an order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
+# A class is about 2 KB and a reference cycle: made once per kind of record and kept for
+# the process, it is never garbage for the paused collector (engine/gcpolicy.py) to hold;
+# past this many kinds (a hostile document's many lists), records are dicts of their own.
+_MAKERS_KEPT = 1024
+_makers: dict[Hashable, Callable[[], dict[str, Any]]] = {}
 
-def record_maker() -> Callable[[], dict[str, Any]]:
-    """A maker of empty plain dicts that share one key table: one per kind of record
-    (each maker is a class, about 2 KB: never one per record or per container)."""
+
+def record_maker(kind: Hashable) -> Callable[[], dict[str, Any]]:
+    """A maker of empty plain dicts that share one key table with every record of `kind`
+    (records of one shape: a document's lines, a list's items at one place, a table's
+    rows); `dict` itself once too many kinds were made."""
+    maker = _makers.get(kind)
+    if maker is None:
+        if len(_makers) >= _MAKERS_KEPT:
+            return dict
+        maker = _makers[kind] = _new_maker()
+    return maker
+
+
+def _new_maker() -> Callable[[], dict[str, Any]]:
     holder = type("Record", (), {})
 
     def new_record() -> dict[str, Any]:

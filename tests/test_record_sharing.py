@@ -9,17 +9,21 @@ changing one record changes no other.
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import records
 from engine.bundle import yamldoc, yamlevents
 from engine.bundle.documents import load_document
-from engine.bundle.yamlevents import _MAKERS_KEPT, load_yaml
+from engine.bundle.yamlevents import load_yaml
+from engine.gcpolicy import collector_paused
 
 NAMES = st.sampled_from(["id", "a", "b", "c", "role", "x" * 40, "é"])
 VALUES = st.one_of(
@@ -56,16 +60,32 @@ def test_yaml_list_items_are_the_mappings_written(records: list[dict[str, Any]])
     _same(value["records"], records)
 
 
-def test_a_document_of_many_lists_makes_a_bounded_number_of_key_tables() -> None:
-    # each list in its own place: without a bound, a class (about 2 KB) for each
-    raw = "".join(f"k{i}:\n- a: {i}\n  b: x\n" for i in range(2 * _MAKERS_KEPT)).encode()
-    builder = yamlevents._EventBuilder(yamldoc.strict_loader(raw.decode()))
-    value, _unquoted = builder.document()
-    assert value == {f"k{i}": [{"a": i, "b": "x"}] for i in range(2 * _MAKERS_KEPT)}
-    assert len(builder._makers) == _MAKERS_KEPT
+def test_a_document_of_many_lists_makes_a_bounded_number_of_key_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(records, "_makers", {})  # this process's kinds so far set aside
+    # each list in a place of its own: without a bound, a class (about 2 KB) for each
+    count = 2 * records._MAKERS_KEPT
+    raw = "".join(f"k{i}:\n- a: {i}\n  b: x\n" for i in range(count)).encode()
+    value, _unquoted = load_yaml(raw, "doc.yaml", "INPUT")
+    assert value == {f"k{i}": [{"a": i, "b": "x"}] for i in range(count)}
+    assert len(records._makers) == records._MAKERS_KEPT
     # lists in the same place (under the same name, as deep) share one
     raw = "".join(f"- items:\n  - n: {i}\n" for i in range(1000)).encode()
     builder = yamlevents._EventBuilder(yamldoc.strict_loader(raw.decode()))
     value, _unquoted = builder.document()
     assert value == [{"items": [{"n": i}]} for i in range(1000)]
     assert len(builder._makers) == 2
+
+
+def test_loading_leaves_no_class_to_collect() -> None:
+    # a maker's class is a reference cycle: made once per kind of record, never garbage
+    raw = "".join(json.dumps({"id": str(n), "n": n}) + "\n" for n in range(10)).encode()
+    for _ in range(3):
+        load_document("ratings", Path("r.jsonl"), "jsonl", raw)
+        load_yaml(b"records:\n- a: 1\n- a: 2\n", "doc.yaml", "INPUT")
+    gc.collect()
+    with collector_paused():
+        load_document("ratings", Path("r.jsonl"), "jsonl", raw)
+        load_yaml(b"records:\n- a: 1\n- a: 2\n", "doc.yaml", "INPUT")
+        assert gc.collect() == 0

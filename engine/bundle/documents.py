@@ -362,7 +362,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
     shared: dict[str, str] = {}
-    new_record = record_maker()  # one key table for the document's records
+    new_record = record_maker(("jsonl", name))  # one key table for the document's records
     source = SourceBytes(raw, file)
     digests = bytearray()
     for number, begin, end in _line_spans(raw):

@@ -35,8 +35,6 @@ from engine.limits import MAX_NESTING, MAX_STRING_CHARS
 from engine.pointer import pointer_of
 from engine.records import record_maker
 
-_MAKERS_KEPT = 256  # record makers per document (see `_mapping`)
-
 # The scalar types this reader builds itself, with PyYAML's safe constructor of each.
 _BUILT = {
     f"tag:yaml.org,2002:{name}": getattr(yaml.SafeLoader, f"construct_yaml_{name}")
@@ -116,17 +114,14 @@ class _EventBuilder:
     def _mapping(self, top: Any) -> dict[str, Any]:
         """A new mapping: an item of a list shares its key table (`engine.records`) with
         the items of the lists at the same depth under the same member name, lists of
-        records being most of a large document. A maker costs about 2 KB, so a document
-        has a bounded number of them; beyond, its mappings are dicts of their own."""
+        records being most of a large document."""
         if top.__class__ is not list:
             return {}
         keys = self._keys
         place = (len(keys), keys[-2] if len(keys) > 1 else None)
         maker = self._makers.get(place)
         if maker is None:
-            if len(self._makers) >= _MAKERS_KEPT:
-                return {}
-            maker = self._makers[place] = record_maker()
+            maker = self._makers[place] = record_maker(("yaml", *place))
         return maker()
 
     def _value(self, get: Any) -> Any:

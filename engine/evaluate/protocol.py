@@ -298,7 +298,7 @@ def table_records(
     and every cell that has none (its record then lacks that column)."""
     records: list[dict[str, Any]] = []
     missing: list[MissingCell] = []
-    new_record = record_maker()  # a row per session, say: one key table for all
+    new_record = record_maker(("table", table.name))  # a row per session, say
     for row, (ids, values) in enumerate(table.rows):
         record = new_record()
         for column, value in zip(table.columns, values, strict=True):

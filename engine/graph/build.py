@@ -134,7 +134,7 @@ class KindSpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _fields(self))
         object.__setattr__(self, "attr_names", tuple(attr.name for attr in self.attrs))
-        object.__setattr__(self, "_new_record", record_maker())
+        object.__setattr__(self, "_new_record", record_maker(("kind", self.name)))
 
     def copy(self, record: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
         """A plain dict of the members `names` that `record` has, in that order. The
