@@ -137,3 +137,18 @@ def test_a_finding_in_a_document_not_held_is_reported_where_it_was_written(
     assert let_go.exit_code == held.exit_code == 1
     assert let_go.stdout == held.stdout
     assert let_go.data["violations"][0]["location"]["column"] >= 1
+
+
+def test_a_yaml_document_locates_its_first_findings_one_by_one(tmp_path: Path) -> None:
+    text = "".join(f"- id: r{n}\n  n: {n}\n" for n in range(20))
+    path = _write(tmp_path, "records.yaml", text)
+    document = load_document("records", path, "yaml")
+    positions = document.yaml_positions
+    assert positions is not None
+    assert positions["/3/n"] == (8, 6)
+    assert positions["/3"] == (7, 3) and positions[""] == (1, 1)  # read with it
+    assert positions.get("/99") is None
+    assert positions._passes == 2 and positions._found is None  # no map of every value yet
+    for n in range(10):
+        assert positions[f"/{n}/id"] == (2 * n + 1, 7)
+    assert positions._found is not None and len(positions) == 61  # the whole map, past 8

@@ -150,33 +150,54 @@ class RecordLines(Sequence[tuple[int, bytes]]):
         return f"RecordLines({len(self)} records)"
 
 
+_LOCATED_ONE_BY_ONE = 8  # findings located in a YAML document before its whole map is made
+
+
 class YamlPositions(Mapping[str, tuple[int, int]]):
     """`yaml_positions` of a YAML document's bytes, computed when a position is first
     asked for (to locate a finding): most documents are never asked, and the positions of
     every value of a large document take more memory than its data."""
 
-    __slots__ = ("_found", "_source")
+    __slots__ = ("_asked", "_found", "_passes", "_source")
 
     def __init__(self, source: SourceBytes) -> None:
         self._source = source
         self._found: dict[str, tuple[int, int]] | None = None
+        self._asked: dict[str, tuple[int, int] | None] = {}  # read one by one: or absent
+        self._passes = 0
 
-    def _positions(self) -> dict[str, tuple[int, int]]:
+    def _positions(self, wanted: str | None = None) -> dict[str, tuple[int, int]]:
+        raw = self._source.read()  # it parsed before, unless it changed since
+        from engine.bundle.yamlevents import yaml_positions_of  # see `load_document`
+
+        return {} if raw is None else yaml_positions_of(raw, self._source.file, wanted)
+
+    def _every(self) -> dict[str, tuple[int, int]]:
         if self._found is None:
-            raw = self._source.read()  # it parsed before, unless it changed since
-            from engine.bundle.yamlevents import yaml_positions_of  # see `load_document`
-
-            self._found = {} if raw is None else yaml_positions_of(raw, self._source.file)
+            self._found = self._positions()
         return self._found
 
     def __getitem__(self, pointer: str) -> tuple[int, int]:
-        return self._positions()[pointer]
+        # The first few findings are located one by one, each reading the document up
+        # to it: most documents have none or one, and the map of a large document's every
+        # position would be the largest thing a run holds. Past them, the whole map.
+        if self._found is None and (pointer in self._asked or self._passes < _LOCATED_ONE_BY_ONE):
+            if pointer not in self._asked:  # the value, and the values that hold it
+                self._passes += 1
+                read = self._positions(pointer)
+                self._asked.update(read)
+                self._asked.setdefault(pointer, None)
+            found = self._asked[pointer]
+            if found is None:
+                raise KeyError(pointer)
+            return found
+        return self._every()[pointer]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._positions())
+        return iter(self._every())
 
     def __len__(self) -> int:
-        return len(self._positions())
+        return len(self._every())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Mapping):

@@ -68,20 +68,27 @@ def load_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, dict[str, t
     return built
 
 
-def yaml_positions_of(raw: bytes, file: str) -> dict[str, tuple[int, int]]:
+def yaml_positions_of(
+    raw: bytes, file: str, wanted: str | None = None
+) -> dict[str, tuple[int, int]]:
     """The 1-based (line, column) of every value of a YAML document that parsed, by JSON
-    pointer (`yamldoc.yaml_positions` of its node tree, without the tree)."""
+    pointer (`yamldoc.yaml_positions` of its node tree, without the tree); with `wanted`,
+    of that value and the values that hold it only (those there are): the stream is read
+    up to it, and no other position is kept (a large document's are tens of MiB)."""
     text = yamldoc.document_text(raw, file, "INPUT")
     loader = yamldoc.strict_loader(text)
     try:
-        found: dict[str, tuple[int, int]] | None = _positions(loader)
+        found: dict[str, tuple[int, int]] | None = _positions(loader, wanted)
     except (_Unusual, yaml.YAMLError):
         found = None
     finally:
         loader.dispose()
     if found is None:
         _value, root = yamldoc.parse_yaml(raw, file, "INPUT")
-        return yamldoc.yaml_positions(root)
+        every = yamldoc.yaml_positions(root)
+        if wanted is None:
+            return every
+        return {p: at for p, at in every.items() if p == wanted or wanted.startswith(p + "/")}
     return found
 
 
@@ -222,8 +229,9 @@ class _NoKey:
 _NO_KEY: Any = _NoKey()
 
 
-def _positions(loader: Any) -> dict[str, tuple[int, int]]:
-    """Every value's position, by pointer, from the event stream."""
+def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, int]]:
+    """Every value's position, by pointer, from the event stream; with `wanted`, that
+    value's and its containers' only, the stream read no further."""
     get, resolve = loader.get_event, loader.resolve
     get()
     if get().__class__ is not DocumentStartEvent:
@@ -249,10 +257,12 @@ def _positions(loader: Any) -> dict[str, tuple[int, int]]:
             following[-1] = event.value
             continue
         mark = event.start_mark
-        found[pointer_of([*path, following[-1]]) if following else ""] = (
-            mark.line + 1,
-            mark.column + 1,
-        )
+        pointer = pointer_of([*path, following[-1]]) if following else ""
+        if wanted is None or wanted.startswith(pointer + "/"):  # every value, or above it
+            found[pointer] = (mark.line + 1, mark.column + 1)
+        elif pointer == wanted:
+            found[pointer] = (mark.line + 1, mark.column + 1)
+            return found
         if kind is ScalarEvent:
             if not following:
                 return found
