@@ -253,5 +253,10 @@ def test_an_unknown_protocol_named_by_the_bundle_is_located_there(tmp_path: Path
     assert run.exit_code == 2
     [found] = run.data["diagnostics"]
     assert found["code"] == "USAGE_PROTOCOL"
-    assert found["location"] == {"file": str(bundle / "rulecheck.yaml"), "line": 2, "column": 1}
+    assert found["location"] == {
+        "file": str(bundle / "rulecheck.yaml"),
+        "line": 2,
+        "column": 11,  # the name written
+        "pointer": "/protocol",
+    }
     assert found["hint"] == "did you mean `experiment`?"

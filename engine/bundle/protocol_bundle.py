@@ -14,7 +14,6 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engine.bundle import paths
 from engine.bundle.documents import Document, document_of_files, load_document
@@ -266,8 +265,9 @@ def _where(document: Document, pointer: str) -> Location:
     return document.locate(pointer)
 
 
-def read_protocol_file(root: Path) -> dict[str, Any] | None:
-    """The bundle's `rulecheck.yaml` (`protocol: NAME`, optional `ruleset_hash`), if any.
+def read_protocol_file(root: Path) -> Document | None:
+    """The bundle's `rulecheck.yaml` (`protocol: NAME`, optional `ruleset_hash`), if any,
+    as a document (its value checked; its positions locate what it names).
 
     Raises:
         RulecheckError: exit 1 when the file is malformed.
@@ -292,4 +292,4 @@ def read_protocol_file(root: Path) -> dict[str, Any] | None:
         raise RulecheckError(
             [Diagnostic("PROTOCOL_FILE", message, Location(str(path)))], ExitCode.REFUSED
         )
-    return value
+    return document

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 from engine.bundle.documents import DERIVED_FORMAT, Document, SourceBytes
 from engine.bundle.protocol_bundle import (
-    PROTOCOL_FILE,
     ProtocolBundle,
     bundle_has,
     load_protocol_bundle,
@@ -32,7 +31,6 @@ from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.graph.build import Graph
-from engine.limits import read_input
 from engine.records import record_maker
 from engine.syntax import ast
 
@@ -88,7 +86,8 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
         RulecheckError: exit 2 for an unknown protocol; exit 1 when the bundle names
             another protocol than `name`, or pins another ruleset than the one loaded.
     """
-    pinned = read_protocol_file(root) if root.is_dir() else None
+    pinning = read_protocol_file(root) if root.is_dir() else None
+    pinned: dict[str, str] | None = pinning.value if pinning is not None else None
     chosen = name or (pinned["protocol"] if pinned else None)
     protocols = declared_protocols(program)
     if chosen is None:
@@ -98,7 +97,8 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
             f"the rules declare: {', '.join(sorted(protocols)) or 'no protocol'}"
         )
         message = f"the rules declare no protocol `{chosen}`"
-        where = None if name else _protocol_line(root)  # named on the command line, or here
+        # named on the command line, or where the bundle names it
+        where = None if name or pinning is None else pinning.locate("/protocol")
         raise RulecheckError(
             [Diagnostic("USAGE_PROTOCOL", message, where, hint=hint)], ExitCode.USAGE
         )
@@ -126,17 +126,6 @@ def bundle_protocol(program: Program, root: Path, name: str | None) -> ast.Proto
     hint = f"give `--protocol NAME` or write `protocol: NAME` in its rulecheck.yaml ({names})"
     where = Location(str(root))
     raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message, where, hint=hint)], ExitCode.USAGE)
-
-
-def _protocol_line(root: Path) -> Location:
-    """Where the bundle's `rulecheck.yaml` names its protocol (read and parsed already)."""
-    path = root / PROTOCOL_FILE
-    try:
-        lines = read_input(path).splitlines()
-    except RulecheckError:  # changed since it was read: the file is where it was
-        return Location(str(path))
-    line = next((n for n, text in enumerate(lines, 1) if text.startswith(b"protocol:")), None)
-    return Location(str(path), line, 1 if line else None)
 
 
 def protocol_by_documents(
