@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -147,14 +148,11 @@ def _group_violations(
     links = group.links
     seen = [0] * len(links)
     found = []
-    for k, env in failed:
+    failures = ((k, env, None) for k, env in failed)
+    for k, env, message in itertools.chain(failures, errors):
         seen[k] += 1
         if seen[k] <= MAX_FINDINGS:
-            found.append((k, _violation(links[k], env, ctx, subject)))
-    for k, env, message in errors:
-        seen[k] += 1
-        if seen[k] <= MAX_FINDINGS:
-            why = f"rule could not be evaluated: {message}"
+            why = None if message is None else f"rule could not be evaluated: {message}"
             found.append((k, _violation(links[k], env, ctx, subject, why)))
     for k, count in enumerate(seen):
         if count > MAX_FINDINGS:  # a million failed bindings would be a million findings
