@@ -88,7 +88,7 @@ def yaml_positions_of(
         every = yamldoc.yaml_positions(root)
         if wanted is None:
             return every
-        return {p: at for p, at in every.items() if p == wanted or wanted.startswith(p + "/")}
+        return {p: at for p, at in every.items() if p == wanted or _holds(p, wanted)}
     return found
 
 
@@ -258,7 +258,7 @@ def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, i
             continue
         mark = event.start_mark
         pointer = pointer_of([*path, following[-1]]) if following else ""
-        if wanted is None or wanted.startswith(pointer + "/"):  # every value, or above it
+        if wanted is None or _holds(pointer, wanted):
             found[pointer] = (mark.line + 1, mark.column + 1)
         elif pointer == wanted:
             found[pointer] = (mark.line + 1, mark.column + 1)
@@ -274,6 +274,11 @@ def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, i
 
 
 _VALUE_EVENTS = frozenset((ScalarEvent, MappingStartEvent, SequenceStartEvent))
+
+
+def _holds(container: str, pointer: str) -> bool:
+    """Whether the value at `container` holds the one at `pointer` (a parent of it)."""
+    return pointer.startswith(container + "/")
 
 
 def _advance(following: list[Any]) -> None:
