@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ExitCode, RulecheckError
+from engine.evaluate import facts
 from engine.evaluate.facts import BundleFiles
 
 # More files than an evaluation keeps the bytes of: reading them all lets `answer.json` go.
@@ -70,3 +71,30 @@ def test_a_file_absent_at_first_stays_absent_for_the_evaluation(tmp_path: Path) 
     (tmp_path / "late.json").write_bytes(b"{}\n")
     assert files.read("late.json") is None
     assert files.sha256_and_size("late.json") is None
+
+
+def test_a_file_beyond_the_bytes_kept_is_read_again_and_must_be_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts, "_BYTES_KEPT", 8)  # `answer.json` is 13 bytes
+    files = _bundle(tmp_path)
+    assert files.read("answer.json") == b'{"final": 1}\n'
+    assert files.read("answer.json") == b'{"final": 1}\n'  # read again: unchanged
+    _rewritten(tmp_path / "answer.json")
+    with pytest.raises(RulecheckError) as raised:
+        files.read("answer.json")
+    assert [d.code for d in raised.value.diagnostics] == ["INPUT_CHANGED"]
+
+
+def test_files_are_let_go_first_read_first_once_their_bytes_pass_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts, "_BYTES_KEPT", 8)  # two files of three bytes, not three files
+    files = _bundle(tmp_path)
+    _read_others(files)
+    (tmp_path / "other98.json").write_bytes(b"[]\n")  # kept: read from memory
+    (tmp_path / "other97.json").write_bytes(b"[]\n")  # let go: read again, refused
+    assert files.read("other98.json") == b"{}\n"
+    with pytest.raises(RulecheckError) as raised:
+        files.read("other97.json")
+    assert [d.code for d in raised.value.diagnostics] == ["INPUT_CHANGED"]

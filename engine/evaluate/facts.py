@@ -22,6 +22,10 @@ from engine.limits import read_input
 T = TypeVar("T")
 
 _FILES_KEPT = 64
+# Bytes kept at most, over the files kept: a rule hashing a sealed 9 MB JSON Lines file
+# reads it once, and holding such files for the rest of the run was a tenth of a
+# campaign's peak memory. A larger file is never kept (read again if asked again).
+_BYTES_KEPT = 4 << 20
 _PARSED_KEPT = 16
 
 
@@ -38,6 +42,7 @@ class BundleFiles:
     root: Path | None
     _paths: dict[str, str | None] = field(default_factory=dict)
     _read: dict[str, bytes | None] = field(default_factory=dict)
+    _bytes_kept: int = 0
     _parsed: dict[str, Any] = field(default_factory=dict)
     _digests: dict[str, tuple[str, int] | None] = field(default_factory=dict)
     _real_root: list[str | None] = field(default_factory=list)
@@ -63,21 +68,33 @@ class BundleFiles:
             RulecheckError: exit 2 with `INPUT_CHANGED` when the file, read again, is not
                 what it was when first read.
         """
-        if relative not in self._read:
-            if len(self._read) >= _FILES_KEPT:
-                self._read.pop(next(iter(self._read)))
-            path = self.path(relative)
-            try:
-                raw = None if path is None else read_input(path)
-            except RulecheckError:
-                raw = None
-            digest = _digest(raw)
-            if relative not in self._digests:
-                self._digests[relative] = digest
-            elif digest != self._digests[relative]:
-                raise _changed(relative, path)
-            self._read[relative] = raw
-        return self._read[relative]
+        if relative in self._read:
+            return self._read[relative]
+        path = self.path(relative)
+        try:
+            raw = None if path is None else read_input(path)
+        except RulecheckError:
+            raw = None
+        digest = _digest(raw)
+        if relative not in self._digests:
+            self._digests[relative] = digest
+        elif digest != self._digests[relative]:
+            raise _changed(relative, path)
+        self._keep(relative, raw)
+        return raw
+
+    def _keep(self, relative: str, raw: bytes | None) -> None:
+        """Keep `raw` as the last file read, letting the first kept go while there are
+        too many files or bytes kept."""
+        size = 0 if raw is None else len(raw)
+        if size > _BYTES_KEPT:
+            return
+        kept = self._read
+        while kept and (len(kept) >= _FILES_KEPT or self._bytes_kept + size > _BYTES_KEPT):
+            first = kept.pop(next(iter(kept)))
+            self._bytes_kept -= 0 if first is None else len(first)
+        kept[relative] = raw
+        self._bytes_kept += size
 
     def json(self, relative: str) -> Any:
         """The strictly parsed JSON file inside the bundle; None when it is absent, would
