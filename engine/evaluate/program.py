@@ -41,6 +41,7 @@ from engine.evaluate.links import (
     group_links,
     run_group,
 )
+from engine.evaluate.release import Held, held_by, release_plan
 from engine.evaluate.runtime import FAILURES, EvaluationError, failure
 from engine.graph.build import GraphSpec, graph_spec
 from engine.order import topological_order
@@ -151,6 +152,10 @@ def run_decision(decision: CompiledDecision, ctx: Context) -> DecisionResult:
 Step = CompiledLink | CompiledBudget | CompiledGate | CompiledTable | CompiledDecision
 
 
+def _named(table: CompiledTable, names: Collection[str]) -> bool:
+    return table.decl.name.text in names
+
+
 def _step_name(step: Step) -> str:
     return step.name if isinstance(step, CompiledLink) else step.decl.name.text
 
@@ -187,6 +192,7 @@ class Program:
     _steps_of: dict[str, tuple[Step, ...]] = field(default_factory=dict)
     _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
     _groups_of: dict[str, tuple[LinkGroup, ...]] = field(default_factory=dict)
+    _releases_of: dict[str, tuple[Held | None, ...]] = field(default_factory=dict)
 
     @property
     def schedule(self) -> tuple[Step, ...]:
@@ -220,6 +226,18 @@ class Program:
             steps = self.steps_of(graph)
             self._links_of[graph] = tuple(s for s in steps if isinstance(s, CompiledLink))
         return self._links_of[graph]
+
+    def releases_of(self, graph: str) -> tuple[Held | None, ...]:
+        """Per rule of `steps_of(graph)`, what the evaluation lets go once it has run (see
+        engine/evaluate/release.py; found once)."""
+        if graph not in self._releases_of:
+            checked = self.ruleset.checked
+            held = [
+                held_by(_step_name(step), checked.symbols, checked.infos)
+                for step in self.steps_of(graph)
+            ]
+            self._releases_of[graph] = release_plan(held)
+        return self._releases_of[graph]
 
     def link_groups_of(self, graph: str) -> tuple[LinkGroup, ...]:
         """The link rules of `links_of(graph)` grouped to share their loops
@@ -271,17 +289,16 @@ class Program:
         rows, so a table no one reports need not be held)."""
         run = _Run()
         steps = self.steps_of(graph)
+        releases = self.releases_of(graph)
         groups = {link.name: group for group in self.link_groups_of(graph) for link in group.links}
-        for number, step in enumerate(steps):
+        for number, (step, release) in enumerate(zip(steps, releases, strict=True)):
             advance(number, len(steps), _step_name(step))
-            if isinstance(step, CompiledTable):
-                name = step.decl.name.text
-                if done and name in done:
-                    run.tables.append(done[name])
-                    continue
-                if tables is not None and name not in tables:
-                    continue
-            _run_step(step, ctx, subject, run, groups)
+            if isinstance(step, CompiledTable) and done and step.decl.name.text in done:
+                run.tables.append(done[step.decl.name.text])
+            elif not isinstance(step, CompiledTable) or tables is None or _named(step, tables):
+                _run_step(step, ctx, subject, run, groups)
+            if release is not None:
+                release.let_go(ctx)
         return Evaluation(
             tuple(run.violations),
             tuple(run.budgets),

@@ -436,6 +436,15 @@ class Graph:
             self._incoming[label] = found
         return found
 
+    def let_go(self, labels: Iterable[str]) -> None:
+        """Drop the edges of `labels` both ways, made again when next followed (see
+        engine/evaluate/release.py); edges the graph was given whole are kept."""
+        outgoing = self.outgoing
+        assert isinstance(outgoing, LazyEdges)  # made so in __post_init__
+        for label in labels:
+            self._incoming.pop(label, None)
+            outgoing.forget(label)
+
     def id_of(self, node: NodeKey) -> Any:
         """A node's id: its kind's key member (null for a kind without a key). A node's
         attributes are its record as read, so a kind keyed by another member than `id`
@@ -1021,6 +1030,11 @@ class LazyEdges(dict[str, Edges]):
         found = self._maker.edges(label) if self._maker is not None else {}
         self[label] = found
         return found
+
+    def forget(self, label: str) -> None:
+        """Drop the edges of `label` when they can be made again."""
+        if self._maker is not None:
+            self.pop(label, None)
 
     def labels(self) -> list[str]:
         """Every label with edges: the declared ones in declaration order, then any other."""

@@ -1,0 +1,142 @@
+"""What an evaluation lets go once no later rule reads it (engine/evaluate/release.py).
+
+A metric's table, a kind's indexes and a label's edges are let go after the last rule of
+the schedule that may read them, directly or through metrics; the outcomes are those of
+an evaluation that keeps everything, and a reader that comes later (an `explain`, a
+table asked for afterwards) gets the same values, made again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.evaluate.compile import Context
+from engine.evaluate.program import Program, compile_program
+from engine.evaluate.release import Held, release_plan
+from engine.graph.build import Graph, build_graph
+from engine.ruleset import load_ruleset
+from engine.syntax.parse import parse_text
+
+RULES = """ruleset release_order version "1"
+
+code GROUP_EMPTY "an item's group has no item"
+  source "test"
+
+code TOO_MANY_NEXT "an item names more than one next item, or is named by more than one"
+  source "test"
+
+kind item of g
+  records items ""
+  key id
+  attr group: text
+  attr weight: number
+  edge next_id -> item
+
+metric group_of(i: item) = having(item, {"group": i.group})
+  source "test"
+
+metric heavy(i: item) = len(group_of(i)) > 1 and i.weight > 2
+  source "test"
+
+link grouped
+  source "test"
+  for i in item
+  require len(group_of(i)) >= 1
+  else reject GROUP_EMPTY
+
+link chained
+  source "test"
+  for i in item
+  require count(n in i -> next_id) <= 1 and count(p in i <- next_id) <= 1
+  else reject TOO_MANY_NEXT
+
+gate few_heavy
+  source "test"
+  require count(j in item where heavy(j)) <= 1
+
+decision verdict
+  source "test"
+  when few_heavy => FEW
+  otherwise => MANY
+"""
+
+ITEMS = [
+    {"id": "a", "group": "x", "weight": 3, "next_id": "b"},
+    {"id": "b", "group": "x", "weight": 5, "next_id": "c"},
+    {"id": "c", "group": "y", "weight": 1, "next_id": "c"},
+    {"id": "d", "group": "y", "weight": 1, "next_id": "c"},
+]
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Program:
+    folder = tmp_path_factory.mktemp("rules")
+    (folder / "release.rules").write_text(RULES, encoding="utf-8")
+    return compile_program(load_ruleset([folder]))
+
+
+def _graph(program: Program) -> Graph:
+    return build_graph(program.graph("g"), {"items": [dict(item) for item in ITEMS]})
+
+
+def _outcome(program: Program, ctx: Context) -> tuple[Any, ...]:
+    found = program.evaluate("g", ctx)
+    violations = tuple((v.rule, v.code, v.pointer) for v in found.violations)
+    return violations, found.outcomes, tuple(d.verdict for d in found.decisions)
+
+
+def test_each_cache_is_let_go_after_its_last_reader_and_not_before(program: Program) -> None:
+    names = ["grouped", "chained", "few_heavy", "verdict"]  # the schedule
+    plan = dict(zip(names, program.releases_of("g"), strict=True))
+    assert plan["grouped"] is None  # `group_of` and the kind are read again by `few_heavy`
+    assert plan["chained"] == Held(labels=frozenset({"next_id"}))  # its only navigator
+    assert plan["few_heavy"] == Held(frozenset({"heavy", "group_of"}), frozenset({"item"}))
+    assert plan["verdict"] is None  # a decision reads outcomes only
+
+
+def test_the_last_reader_of_each_cache_is_found_through_metrics() -> None:
+    reads_metric = Held(frozenset({"m"}), frozenset({"k"}))
+    navigates = Held(labels=frozenset({"edge"}))
+    plan = release_plan([reads_metric, navigates, reads_metric, Held()])
+    assert plan == (None, navigates, reads_metric, None)
+
+
+def test_an_evaluation_ends_holding_no_cache_and_decides_as_before(program: Program) -> None:
+    ctx = Context(_graph(program))
+    violations, outcomes, verdicts = _outcome(program, ctx)
+    assert violations == (("chained", "TOO_MANY_NEXT", "/2"),)  # c: named by b, c and d
+    assert outcomes == {"grouped": True, "chained": False, "few_heavy": False}
+    assert verdicts == ("MANY",)  # a and b are heavy
+    assert ctx.memo == {} and ctx.indexes == {} and ctx.orders == {}
+    assert "next_id" not in ctx.graph.outgoing and ctx.graph._incoming == {}
+    again = Context(_graph(program))
+    assert _outcome(program, again) == (violations, outcomes, verdicts)
+
+
+def test_a_reader_after_the_evaluation_gets_the_same_values_made_again(program: Program) -> None:
+    ctx = Context(_graph(program))
+    program.evaluate("g", ctx)
+    probe = parse_text(
+        'ruleset q version "1"\nconst probe = count(i in item where heavy(i))\n', "q.rules"
+    ).declarations[0]
+    compiled = program.compiler.expr(probe.value)  # type: ignore[union-attr]
+    assert compiled(ctx, {}) == 2  # a and b
+    edges = ctx.graph.outgoing["next_id"]
+    assert [edges[node] for node in ctx.graph.by_kind["item"]] == [
+        [("item", 1)],
+        [("item", 2)],
+        [("item", 2)],
+        [("item", 2)],
+    ]
+
+
+def test_edges_a_graph_was_given_whole_are_kept(program: Program) -> None:
+    given = {("item", 0): [("item", 1)], ("item", 1): []}
+    graph = Graph({"item": list(given)}, {n: {"id": str(n[1])} for n in given}, {}, {"next": given})
+    graph.incoming("next")
+    graph.let_go(["next"])
+    assert graph.outgoing["next"] is given and graph.incoming("next") == {
+        ("item", 1): [("item", 0)]
+    }
