@@ -37,6 +37,9 @@ kind item of g
 metric group_of(i: item) = having(item, {"group": i.group})
   source "test"
 
+metric after(i: item) = next_by(item, "id", i)
+  source "test"
+
 metric heavy(i: item) = len(group_of(i)) > 1 and i.weight > 2
   source "test"
 
@@ -49,16 +52,20 @@ link grouped
 link chained
   source "test"
   for i in item
-  require count(n in i -> next_id) <= 1 and count(p in i <- next_id) <= 1
+  require count(n in i -> next_id) <= 1 and count(p in i <- next_id) <= 1 and len(after(i)) <= 1
   else reject TOO_MANY_NEXT
 
 gate few_heavy
   source "test"
   require count(j in item where heavy(j)) <= 1
 
+gate items_present
+  source "test"
+  require count(i in item) >= 1
+
 decision verdict
   source "test"
-  when few_heavy => FEW
+  when few_heavy and items_present => FEW
   otherwise => MANY
 """
 
@@ -88,16 +95,23 @@ def _outcome(program: Program, ctx: Context) -> tuple[Any, ...]:
 
 
 def test_each_cache_is_let_go_after_its_last_reader_and_not_before(program: Program) -> None:
-    names = ["grouped", "chained", "few_heavy", "verdict"]  # the schedule
+    names = ["grouped", "chained", "few_heavy", "items_present", "verdict"]  # the schedule
     plan = dict(zip(names, program.releases_of("g"), strict=True))
-    assert plan["grouped"] is None  # `group_of` and the kind are read again by `few_heavy`
-    assert plan["chained"] == Held(labels=frozenset({"next_id"}))  # its only navigator
-    assert plan["few_heavy"] == Held(frozenset({"heavy", "group_of"}), frozenset({"item"}))
-    assert plan["verdict"] is None  # a decision reads outcomes only
+    assert plan["grouped"] is None  # `group_of` and its index are read again by `few_heavy`
+    # the only navigator of `next_id`, the only reader (through `after`) of the order by id
+    assert plan["chained"] == Held(
+        frozenset({"after"}), orders=frozenset({("item", "id")}), labels=frozenset({"next_id"})
+    )
+    # `heavy` reads `group_of`, which looks the kind up by group; the kind itself is read
+    # later, but not through that index
+    assert plan["few_heavy"] == Held(
+        frozenset({"heavy", "group_of"}), frozenset({("item", ("group",))})
+    )
+    assert plan["items_present"] is None and plan["verdict"] is None
 
 
 def test_the_last_reader_of_each_cache_is_found_through_metrics() -> None:
-    reads_metric = Held(frozenset({"m"}), frozenset({"k"}))
+    reads_metric = Held(frozenset({"m"}), frozenset({("k", ("a",))}), frozenset({("k", "b")}))
     navigates = Held(labels=frozenset({"edge"}))
     plan = release_plan([reads_metric, navigates, reads_metric, Held()])
     assert plan == (None, navigates, reads_metric, None)
@@ -107,7 +121,12 @@ def test_an_evaluation_ends_holding_no_cache_and_decides_as_before(program: Prog
     ctx = Context(_graph(program))
     violations, outcomes, verdicts = _outcome(program, ctx)
     assert violations == (("chained", "TOO_MANY_NEXT", "/2"),)  # c: named by b, c and d
-    assert outcomes == {"grouped": True, "chained": False, "few_heavy": False}
+    assert outcomes == {
+        "grouped": True,
+        "chained": False,
+        "few_heavy": False,
+        "items_present": True,
+    }
     assert verdicts == ("MANY",)  # a and b are heavy
     assert ctx.memo == {} and ctx.indexes == {} and ctx.orders == {}
     assert "next_id" not in ctx.graph.outgoing and ctx.graph._incoming == {}

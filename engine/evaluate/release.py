@@ -1,7 +1,7 @@
 """What an evaluation lets go once no later rule reads it.
 
 An evaluation keeps what it derives for the rules that ask again: each metric's table of
-values, the keyed indexes and orders of a kind, the edges of a label. On a large input
+values, each `having` index and `next_by` order, the edges of a label. On a large input
 these are most of the memory the rules add to the graph (a 10,002-session campaign: a
 table of 93,491 ratings' values, an index of them, their edges both ways), and a rule
 early in the schedule may be their only reader. Each is let go after the last rule that
@@ -16,7 +16,7 @@ never a different outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.check.protocols import DeclInfoLike
@@ -27,36 +27,55 @@ from engine.syntax import ast
 _RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl, ast.DecisionDecl)
 
 
+_IndexKey = tuple[str, tuple[str, ...]]  # a `having` index: kind, attribute names
+_OrderKey = tuple[str, str]  # a `next_by` order: kind, attribute name
+
+
 @dataclass(frozen=True, slots=True)
 class Held:
     """What a rule may read of an evaluation's caches: metric tables by metric name,
-    indexes and orders by kind, edges by label."""
+    `having` indexes and `next_by` orders by their keys, edges by label."""
 
     metrics: frozenset[str] = frozenset()
-    kinds: frozenset[str] = frozenset()
+    indexes: frozenset[_IndexKey] = frozenset()
+    orders: frozenset[_OrderKey] = frozenset()
     labels: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.metrics or self.kinds or self.labels)
+        return bool(self.metrics or self.indexes or self.orders or self.labels)
+
+    def __or__(self, other: Held) -> Held:
+        return Held(
+            self.metrics | other.metrics,
+            self.indexes | other.indexes,
+            self.orders | other.orders,
+            self.labels | other.labels,
+        )
+
+    def __sub__(self, other: Held) -> Held:
+        return Held(
+            self.metrics - other.metrics,
+            self.indexes - other.indexes,
+            self.orders - other.orders,
+            self.labels - other.labels,
+        )
 
     def let_go(self, ctx: Context) -> None:
         """Drop from `ctx` what this names (each made again if asked again)."""
         for name in self.metrics:
             ctx.memo.pop(name, None)
-        for key in [key for key in ctx.indexes if key[0] in self.kinds]:
-            del ctx.indexes[key]
-        for order in [key for key in ctx.orders if key[0] in self.kinds]:
-            del ctx.orders[order]
+        for index in self.indexes:
+            ctx.indexes.pop(index, None)
+        for order in self.orders:
+            ctx.orders.pop(order, None)
         ctx.graph.let_go(self.labels)
 
 
 def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) -> Held:
-    """What rule `name` may read: the metrics it calls, the kinds it reads and the labels
-    it navigates, itself or through the metrics and constants it uses (not through the
-    rules it reads, whose outcomes are kept)."""
-    metrics: set[str] = set()
-    kinds: set[str] = set()
-    labels: set[str] = set()
+    """What rule `name` may read: the metrics it calls, the indexes and orders it looks
+    up and the labels it navigates, itself or through the metrics and constants it uses
+    (not through the rules it reads, whose outcomes are kept)."""
+    held = Held()
     seen: set[str] = set()
     pending = [name]
     while pending:
@@ -64,21 +83,21 @@ def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) 
         if ref in seen:
             continue
         seen.add(ref)
-        if ref in symbols.kinds:
-            kinds.add(ref)
-            continue
         decl = symbols.declarations.get(ref)
         if decl is None or (ref != name and isinstance(decl, _RULES)):
             continue
+        held = held | _read_by(decl, symbols)
         if ref in symbols.metrics:
-            metrics.add(ref)
-        labels.update(_navigated(decl))
+            held = held | Held(metrics=frozenset({ref}))
         pending += infos[ref].references if ref in infos else ()
-    return Held(frozenset(metrics), frozenset(kinds), frozenset(labels))
+    return held
 
 
-def _navigated(decl: ast.Declaration) -> Iterable[str]:
-    """Every label a declaration navigates (`x -> label`, `x <- label`)."""
+def _read_by(decl: ast.Declaration, symbols: SymbolTable) -> Held:
+    """The indexes, orders and labels one declaration reads itself."""
+    indexes: set[_IndexKey] = set()
+    orders: set[_OrderKey] = set()
+    labels: set[str] = set()
     stack: list[object] = [decl]
     while stack:
         node = stack.pop()
@@ -86,21 +105,24 @@ def _navigated(decl: ast.Declaration) -> Iterable[str]:
             stack.extend(node)
             continue
         if isinstance(node, ast.Navigate):
-            yield node.label
+            labels.add(node.label)
+        elif isinstance(node, ast.Call) and node.func not in symbols.metrics:
+            match node.func, node.args:
+                case "having", [ast.Name(id=kind), ast.MapLiteral(entries=entries), *_]:
+                    indexes.add((kind, tuple(key for key, _ in entries)))
+                case "next_by", [ast.Name(id=kind), ast.String(value=attr), *_]:
+                    orders.add((kind, attr))
         stack.extend(getattr(node, field) for field in ast.child_fields(type(node)))
+    return Held(indexes=frozenset(indexes), orders=frozenset(orders), labels=frozenset(labels))
 
 
 def release_plan(held: Sequence[Held]) -> tuple[Held | None, ...]:
     """For each rule of a schedule (what each may read, in order), what to let go once it
     has run: what it may read and no later rule may (None where that is nothing)."""
-    later: Held = Held()
+    later = Held()
     plan: list[Held | None] = []
     for reads in reversed(held):
-        last = Held(
-            reads.metrics - later.metrics, reads.kinds - later.kinds, reads.labels - later.labels
-        )
+        last = reads - later
         plan.append(last if last else None)
-        later = Held(
-            later.metrics | reads.metrics, later.kinds | reads.kinds, later.labels | reads.labels
-        )
+        later = later | reads
     return tuple(reversed(plan))
