@@ -19,7 +19,7 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError, unwrit
 from engine.evaluate.alias import FilesAlias
 from engine.gcpolicy import collector_paused
 from engine.report.diagnostics import diagnostic_json, render_all_text
-from engine.report.output import to_json
+from engine.report.output import json_chunks, to_json
 from engine.resources import shipped_rules_dir
 
 if TYPE_CHECKING:
@@ -261,9 +261,10 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so a crash never leaves a half-written file. Missing parent
-    folders are created; a file rewritten keeps its mode, a new one gets the umask's."""
+def _write_atomically(path: Path, text: str | Sequence[str]) -> None:
+    """Write `text` (or its chunks, one after the other) to `path` so a crash never leaves
+    a half-written file. Missing parent folders are created; a file rewritten keeps its
+    mode, a new one gets the umask's."""
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -274,7 +275,7 @@ def _write_atomically(path: Path, text: str) -> None:
     try:
         os.fchmod(handle, mode)  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+            stream.writelines([text] if isinstance(text, str) else text)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -334,7 +335,7 @@ def _rule_inputs(rules: Sequence[Path]) -> list[Path]:
     return [*named, *schemas]
 
 
-def _write_output(path: Path, text: str) -> None:
+def _write_output(path: Path, text: str | Sequence[str]) -> None:
     """Write a report or lock the user asked for; a path that cannot be written exits 2."""
     try:
         _write_atomically(path, text)
@@ -354,10 +355,12 @@ def _progress(label: str, quiet: bool) -> Any:
     return showing_progress(sys.stderr, label, quiet)
 
 
-def _deliver(text: str, out: Path | None) -> None:
-    """A command's report: to `--out` when given, else to stdout."""
+def _deliver(text: str | Sequence[str], out: Path | None) -> None:
+    """A command's report (or its chunks, one after the other: see `json_chunks`): to
+    `--out` when given, else to stdout."""
     if out is None:
-        click.echo(text, nl=False)
+        for chunk in [text] if isinstance(text, str) else text:
+            click.echo(chunk, nl=False)
     else:
         _write_output(out, text)
 
@@ -872,8 +875,8 @@ def _protocol_run(
     output_format: str,
     strict: bool,
     reading: Reading = Reading(),
-) -> tuple[str, int]:
-    """The report of a protocol bundle and its exit code."""
+) -> tuple[str | list[str], int]:
+    """The report of a protocol bundle (the chunks of a JSON report) and its exit code."""
     from engine.evaluate.protocol import evaluate_protocol, reported_tables
     from engine.report.protocol_report import protocol_json, protocol_passed
 
@@ -884,7 +887,7 @@ def _protocol_run(
         # The report holds all it shows: the documents and the graph go before it is
         # written, so that a large campaign's peak is not the two of them together.
         del found
-        return to_json(data), code
+        return json_chunks(data), code
     return _protocol_report(found, data, program, output_format, strict, reading), code
 
 
@@ -1017,6 +1020,7 @@ def check(
     read = _given(lock)
     _refuse_output_over_inputs(out, _default_paths(rules), bundle, read)
     _refuse_output_over_inputs(receipt, _default_paths(rules), bundle, read, option="--receipt")
+    text: str | list[str]
     with _progress(f"checking {bundle}", reading.quiet):
         if receipt is not None:
             text, written, code = _receipt_run(

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.report.output import to_json
+from engine.report.output import json_chunks, to_json
 
 
 def _reference(value: Any) -> str:
@@ -96,3 +96,14 @@ def test_deep_nesting_fails_or_writes_as_json_dumps_does() -> None:
         _reference(value)
     with pytest.raises(RecursionError):
         to_json(value)
+
+
+def test_a_large_report_comes_in_chunks_that_join_to_the_same_text() -> None:
+    """A report too long to hold twice is written chunk by chunk: the chunks, joined, are
+    `json.dumps`'s text, and none of them is the whole."""
+    rows = [{"id": f"S{index:06d}", "cost": index, "ok": index % 3 == 0} for index in range(70_000)]
+    value = {"rows": rows, "nested": [[{"a": [1, 2]}, "x"] for _ in range(40_000)]}
+    chunks = json_chunks(value)
+    assert len(chunks) > 2
+    assert "".join(chunks) == to_json(value) == _reference(value)
+    assert json_chunks({"a": 1}) == [_reference({"a": 1})]  # a small report: one chunk

@@ -15,25 +15,34 @@ _INFINITY = float("inf")
 
 
 # A large report is millions of small texts before they are joined (about 100 MiB for
-# the 19 MB report of a 10,000-session campaign): they are joined as they accumulate, in
-# the long lists that make them, so the text is held about twice at the most.
+# the 19 MB report of a 10,000-session campaign): they are joined into a chunk as they
+# accumulate, in the long lists that make them. The chunks are kept apart, `out[0]`, so
+# that the text is never copied whole while it is written: a report written out chunk
+# by chunk (`json_chunks`) is held once, and never twice.
 _PIECES_KEPT = 1 << 16
 
 
-def _join_pieces(out: list[str]) -> None:
-    """The texts written so far, joined into one."""
-    joined = "".join(out)
-    out.clear()
-    out.append(joined)
+def _join_pieces(out: list[Any]) -> None:
+    """The pieces written since the last chunk, joined into the next chunk."""
+    chunks: list[str] = out[0]
+    chunks.append("".join(out[1:]))
+    del out[1:]
 
 
 class _Unusual(Exception):
     """A value the fast writer leaves to `json.dumps` (which writes it or says why not)."""
 
 
-@collector_paused()  # see engine/gcpolicy.py: a large report's texts are bulk work
 def to_json(value: Any) -> str:
-    """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline.
+    """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline
+    (`json_chunks` joined)."""
+    return "".join(json_chunks(value))
+
+
+@collector_paused()  # see engine/gcpolicy.py: a large report's texts are bulk work
+def json_chunks(value: Any) -> list[str]:
+    """Canonical, byte-stable JSON text: sorted keys, two-space indent, final newline, as
+    consecutive chunks to write one after the other (a large report is never one text).
 
     The text is exactly `json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False,
     allow_nan=False)`. The standard library writes an indented text in pure Python, a
@@ -42,18 +51,20 @@ def to_json(value: Any) -> str:
     anything else (another key type, a subclass, NaN, a value JSON has no form for) by
     `json.dumps`, which writes it or raises as it always did.
     """
-    out: list[str] = []
+    out: list[Any] = [[]]  # the chunks, then the pieces of the next one
     try:
         _write(value, "\n", out)
     except (_Unusual, RecursionError):
-        return (
+        return [
             json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        )
+        ]
     out.append("\n")
-    return "".join(out)
+    _join_pieces(out)
+    chunks: list[str] = out[0]
+    return chunks
 
 
-def _write(value: Any, newline: str, out: list[str]) -> None:
+def _write(value: Any, newline: str, out: list[Any]) -> None:
     """Append the indented text of `value` to `out`; `newline` is a new line and the
     indent of the line `value` starts on."""
     cls = value.__class__
@@ -77,7 +88,7 @@ def _write(value: Any, newline: str, out: list[str]) -> None:
         raise _Unusual
 
 
-def _write_object(value: dict[Any, Any], newline: str, out: list[str]) -> None:
+def _write_object(value: dict[Any, Any], newline: str, out: list[Any]) -> None:
     if not value:
         out.append("{}")
         return
@@ -105,7 +116,7 @@ def _write_object(value: dict[Any, Any], newline: str, out: list[str]) -> None:
     out.append(newline + "}")
 
 
-def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[str]) -> None:
+def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[Any]) -> None:
     if not value:
         out.append("[]")
         return
