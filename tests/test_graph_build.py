@@ -90,6 +90,21 @@ def test_records_held_as_read_are_the_nodes_attributes_not_copies() -> None:
     assert graph.ids == {"rec": {"r0": ("rec", 0), "r1": ("rec", 1)}}
 
 
+def test_nodes_of_every_kind_share_their_numbers() -> None:
+    """Node `(kind, n)` holds one object `n` for every kind (memory only: the keys are
+    the same values), whether its record was added by the generated loop or one by one."""
+    kinds = _KINDS + '\nkind other of g\n  records data "/others"\n  attr n: number\n'
+    records = [{"name": f"r{i}"} for i in range(400)]
+    others = [{"n": "wrong"} if i % 2 else {"n": i} for i in range(400)]  # half one by one
+    graph = build_graph(
+        graph_spec(check_texts({"k.rules": kinds}), "g"),
+        {"data": {"recs": records, "others": others}},
+    )
+    recs, more = graph.by_kind["rec"], graph.by_kind["other"]
+    assert [n[1] for n in recs] == [n[1] for n in more] == list(range(400))
+    assert all(a[1] is b[1] for a, b in zip(recs, more, strict=True))
+
+
 def test_a_converted_or_narrowed_record_is_a_plain_copy_and_the_record_is_untouched() -> None:
     wide = {f"extra{i}": i for i in range(8)}  # more members than the kind has fields
     records = [

@@ -158,7 +158,7 @@ class KindSpec:
         return self._held[0]
 
     def add_held(self, proven: frozenset[str] = _NONE) -> _Adder:
-        """`add_held(records, keys, attrs, index)`: the nodes of a run of records of a
+        """`add_held(records, keys, attrs, index, numbers)`: the nodes of a run of records of a
         plain document, from its first, for as long as each record is held as read (no
         more members than the kind's fields, `held_as_read`, a text key): appended to
         `keys`, their attributes the records themselves, and each id's first node in
@@ -230,7 +230,8 @@ def _held_as_read(attrs: tuple[AttrSpec, ...]) -> Callable[[dict[str, Any]], boo
 
 
 _Adder = Callable[
-    [list[dict[str, Any]], list[NodeKey], dict[NodeKey, Any], dict[str, NodeKey]], int
+    [list[dict[str, Any]], list[NodeKey], dict[NodeKey, Any], dict[str, NodeKey], list[int]],
+    int,
 ]
 
 
@@ -238,14 +239,14 @@ def _add_held(kind: KindSpec, proven: frozenset[str]) -> _Adder:
     """The loop `KindSpec.add_held` of `kind`, the attributes `proven` left untested."""
     tested = tuple(attr for attr in kind.attrs if attr.name not in proven)
     lines = [
-        "def add_held(records, keys, attrs, index):",
+        "def add_held(records, keys, attrs, index, numbers):",
         "    start = number = len(keys)",
         "    append = keys.append",
         "    for record in records:",
         f"        if len(record) > {len(kind.fields)}: break",
         "        get = record.get",
         *_held_tests(tested, "        ", "break"),
-        f"        node = ({kind.name!r}, number)",
+        f"        node = ({kind.name!r}, numbers[number])",
     ]
     if kind.key is not None:
         lines += [
@@ -690,6 +691,17 @@ class _Builder:
     # Per document and code, the problems found: past `MAX_FINDINGS` they are counted,
     # one last problem saying so (a million bad records would be a million findings).
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # The numbers of nodes, one object each for every kind: node `(kind, n)` holds the
+    # `n` of this list (an integer past 256 is an object of its own, and a campaign's
+    # kinds number 280,000 nodes; see `numbers_to`).
+    node_numbers: list[int] = field(default_factory=list)
+
+    def numbers_to(self, count: int) -> list[int]:
+        """`node_numbers`, holding at least the numbers below `count`."""
+        numbers = self.node_numbers
+        if len(numbers) < count:
+            numbers += range(len(numbers), count)
+        return numbers
 
     def problem(
         self,
@@ -988,10 +1000,11 @@ def _add_nodes(
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     held_as_read = kind.held_as_read
     records = records if isinstance(records, list) else [records]
-    done = kind.add_held(proven)(records, keys, attrs, index) if plain else 0
+    numbers = builder.numbers_to(len(keys) + len(records))
+    done = kind.add_held(proven)(records, keys, attrs, index, numbers) if plain else 0
     for offset in range(done, len(records)):
         record = records[offset]
-        node: NodeKey = (kind_name, len(keys))
+        node: NodeKey = (kind_name, numbers[len(keys)])
         values = record if len(record) <= width else kind.copy(record, fields)
         node_id = values.get(key) if key else None
         if key and node_id.__class__ is not str:
