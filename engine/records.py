@@ -14,6 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
+# Texts up to this many characters are shared between the records that repeat them (IDs,
+# hashes, labels): a longer text is rarely repeated, and looking it up costs its hash.
+SHARED_TEXT_CHARS = 128
+
 # A class is about 2 KB and a reference cycle: made once per kind of record and kept for
 # the process, it is never garbage for the paused collector (engine/gcpolicy.py) to hold;
 # past this many kinds (a hostile document's many lists), records are dicts of their own.

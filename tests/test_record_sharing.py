@@ -89,3 +89,23 @@ def test_loading_leaves_no_class_to_collect() -> None:
         load_document("ratings", Path("r.jsonl"), "jsonl", raw)
         load_yaml(b"records:\n- a: 1\n- a: 2\n", "doc.yaml", "INPUT")
         assert gc.collect() == 0
+
+
+def test_a_bundle_s_documents_share_their_short_texts() -> None:
+    """A rating's ID in the ratings and in the manifest that lists it is one text when the
+    two are loaded together (memory only: the values are those written)."""
+    texts: dict[str, str] = {}
+    lines = "".join(
+        json.dumps({"record_id": f"J{n}", "verdict": "correct"}) + "\n" for n in range(3)
+    )
+    listed = "records:\n" + "".join(f"- record_id: J{n}\n  sha256: '{n}'\n" for n in range(3))
+    ratings = load_document("ratings", Path("r.jsonl"), "jsonl", lines.encode(), texts=texts)
+    manifest = load_document("manifest", Path("m.yaml"), "yaml", listed.encode(), texts=texts)
+    entries = manifest.value["records"]
+    assert [r["record_id"] for r in ratings.value] == [e["record_id"] for e in entries]
+    assert all(
+        r["record_id"] is e["record_id"] for r, e in zip(ratings.value, entries, strict=True)
+    )
+    alone = load_document("manifest", Path("m.yaml"), "yaml", listed.encode())
+    assert alone.value == manifest.value
+    assert alone.value["records"][0]["record_id"] is not ratings.value[0]["record_id"]

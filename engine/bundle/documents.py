@@ -20,11 +20,8 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.limits import MAX_RECORDS, MAX_VALUES, read_again, read_input, too_many_values
-from engine.records import record_maker
+from engine.records import SHARED_TEXT_CHARS, record_maker
 
-# Texts up to this length are shared between the records of a JSON Lines document (IDs,
-# hashes, times, enumerations); longer ones are rarely repeated.
-_SHARED_TEXT = 128
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 # The format of a document derived from a table: its records were computed, not written,
 # so a finding about one is located by its pointer (and ids), never by a line.
@@ -341,9 +338,18 @@ def _usage(code: str, message: str, file: str) -> RulecheckError:
     return RulecheckError([Diagnostic(code, message, Location(file))], ExitCode.USAGE)
 
 
-def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) -> Document:
+def load_document(
+    name: str,
+    path: Path,
+    kind: str,
+    raw: bytes | None = None,
+    texts: dict[str, str] | None = None,
+) -> Document:
     """Parse one file as document `name` in format `kind` (`json`, `jsonl` or `yaml`); its
-    bytes `raw` when the caller read them already (within the same input limits).
+    bytes `raw` when the caller read them already (within the same input limits). The
+    short texts of a JSON Lines or YAML document are shared with those of the other
+    documents loaded with the same `texts` (a bundle's: a rating's ID is also its
+    manifest entry's), else with its own only.
 
     Raises:
         RulecheckError: exit 2 when the file cannot be read; exit 1 for malformed content.
@@ -356,7 +362,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
         # answers (`rulecheck answers`) needs neither, and they are a tenth of its start-up.
         from engine.bundle.yamlevents import load_yaml
 
-        value, unquoted = load_yaml(raw, file, "INPUT")
+        value, unquoted = load_yaml(raw, file, "INPUT", texts)
         source = SourceBytes(raw, file)
         return Document(
             name,
@@ -382,7 +388,7 @@ def load_document(name: str, path: Path, kind: str, raw: bytes | None = None) ->
     records: list[Any] = []
     spans: list[tuple[int, int, int]] = []
     problems: list[Diagnostic] = []
-    shared: dict[str, str] = {}
+    shared: dict[str, str] = {} if texts is None else texts
     new_record = record_maker(("jsonl", name))  # one key table for the document's records
     source = SourceBytes(raw, file)
     digests = bytearray()
@@ -435,7 +441,7 @@ def _sharing(record: Any, shared: dict[str, str], new_record: Callable[[], dict[
     for key, value in record.items():
         values[shared.setdefault(key, key)] = (
             shared.setdefault(value, value)
-            if value.__class__ is str and len(value) <= _SHARED_TEXT
+            if value.__class__ is str and len(value) <= SHARED_TEXT_CHARS
             else value
         )
     return values

@@ -60,10 +60,11 @@ def load_protocol_bundle(root: Path, protocol: ast.ProtocolDecl) -> ProtocolBund
     documents: dict[str, Document] = {}
     schemas: dict[str, str] = {}
     problems: list[Diagnostic] = []
+    texts: dict[str, str] = {}  # the documents' short texts, each held once (`load_document`)
     for clause in protocol.documents:
         if not clause.from_file:
             continue
-        document = _read_clause(root, clause, problems)
+        document = _read_clause(root, clause, problems, texts)
         if document is None:
             continue
         documents[clause.name.text] = document
@@ -85,13 +86,13 @@ _UNREADABLE = frozenset({"FILE_UNREADABLE", "INPUT_NOT_REGULAR"})
 
 
 def _read_clause(
-    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic]
+    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic], texts: dict[str, str]
 ) -> Document | None:
     """The document of one clause (of every file its pattern matches), or None, with every
     problem added to `problems`."""
     name = clause.name.text
     if clause.glob:
-        return _read_files(root, clause, problems)
+        return _read_files(root, clause, problems, texts)
     path = paths.inside(root, clause.path, strict_segments=True)
     shown = str(root / clause.path)
     if path is None:
@@ -104,7 +105,7 @@ def _read_clause(
             problems.append(Diagnostic("BUNDLE_FILE_MISSING", message, Location(shown)))
         return None
     try:
-        return load_document(name, root / clause.path, clause.format.text)
+        return load_document(name, root / clause.path, clause.format.text, texts=texts)
     except RulecheckError as error:
         problems += error.diagnostics
         return None
@@ -134,7 +135,7 @@ def matching_files(root: Path, path: str) -> list[str] | None:
 
 
 def _read_files(
-    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic]
+    root: Path, clause: ast.DocumentClause, problems: list[Diagnostic], texts: dict[str, str]
 ) -> Document | None:
     """A document of many files: every file the pattern's last segment matches in its
     folder (hidden files never), in path order. None matching is an error unless the
@@ -159,7 +160,7 @@ def _read_files(
             )
             continue
         try:
-            member = load_document(name, root / relative, clause.format.text)
+            member = load_document(name, root / relative, clause.format.text, texts=texts)
         except RulecheckError as error:
             problems += error.diagnostics
             continue

@@ -33,7 +33,7 @@ from yaml.events import (
 from engine.bundle import yamldoc
 from engine.limits import MAX_NESTING, MAX_STRING_CHARS
 from engine.pointer import pointer_of
-from engine.records import record_maker
+from engine.records import SHARED_TEXT_CHARS, record_maker
 
 # The scalar types this reader builds itself, with PyYAML's safe constructor of each.
 _BUILT = {
@@ -47,9 +47,12 @@ class _Unusual(Exception):
     `yamldoc` reads it and decides."""
 
 
-def load_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, dict[str, tuple[str, str]]]:
+def load_yaml(
+    raw: bytes, file: str, code_prefix: str, texts: dict[str, str] | None = None
+) -> tuple[Any, dict[str, tuple[str, str]]]:
     """The value of one strict YAML document, and its unquoted scalars by JSON pointer
-    (what `yamldoc.parse_yaml_unquoted` returns but the node tree).
+    (what `yamldoc.parse_yaml_unquoted` returns but the node tree); its short texts shared
+    through `texts` with the documents loaded before (see `documents.load_document`).
 
     Raises:
         RulecheckError: exit 1 when the document is malformed, as `parse_yaml_unquoted`.
@@ -57,7 +60,7 @@ def load_yaml(raw: bytes, file: str, code_prefix: str) -> tuple[Any, dict[str, t
     text = yamldoc.document_text(raw, file, code_prefix)
     loader = yamldoc.strict_loader(text)
     try:
-        built = _EventBuilder(loader).document()
+        built = _EventBuilder(loader, {} if texts is None else texts).document()
     except (_Unusual, yaml.YAMLError, ValueError, TypeError, OverflowError, IndexError, KeyError):
         built = None
     finally:
@@ -95,9 +98,9 @@ def yaml_positions_of(
 class _EventBuilder:
     """One document's value, built event by event (see the module's docstring)."""
 
-    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_names", "unquoted")
+    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_names", "_texts", "unquoted")
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: Any, texts: dict[str, str] | None = None) -> None:
         self._loader = loader
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
@@ -105,6 +108,7 @@ class _EventBuilder:
         # per place of lists, what makes their mappings (see `_mapping`)
         self._makers: dict[tuple[int, Any], Callable[[], dict[str, Any]]] = {}
         self.unquoted: dict[str, tuple[str, str]] = {}
+        self._texts = {} if texts is None else texts  # one text per short value
 
     def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
         """The document's value and its unquoted scalars; `_Unusual` where `yamldoc`
@@ -195,6 +199,8 @@ class _EventBuilder:
             raise _Unusual
         tag: str = self._loader.resolve(yaml.ScalarNode, text, event.implicit)
         if tag == yamldoc.STR_TAG:
+            if len(text) <= SHARED_TEXT_CHARS:
+                text = self._texts.setdefault(text, text)
             return tag, text
         build = _BUILT.get(tag)
         if build is None:
