@@ -441,8 +441,18 @@ def reads(
 ) -> tuple[set[str], set[str]]:
     """The rules and the kinds `name` reads, directly or through metrics and constants
     (not through the rules it reads)."""
+    rules, kinds, _used = uses(name, symbols, infos)
+    return rules, kinds
+
+
+def uses(
+    name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]
+) -> tuple[set[str], set[str], set[str]]:
+    """The rules, the kinds and the other declarations (metrics, constants) `name` reads,
+    directly or through those other declarations (not through the rules it reads)."""
     rules: set[str] = set()
     kinds: set[str] = set()
+    used: set[str] = set()
     seen: set[str] = set()
     pending = list(infos[name].references) if name in infos else []
     while pending:
@@ -455,8 +465,9 @@ def reads(
         elif isinstance(symbols.declarations.get(ref), _RULES):
             rules.add(ref)
         elif ref in infos:
+            used.add(ref)
             pending += infos[ref].references
-    return rules, kinds
+    return rules, kinds, used
 
 
 def _bundle_path(path: str) -> bool:

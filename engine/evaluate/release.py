@@ -19,13 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.check.protocols import DeclInfoLike
+from engine.check.protocols import DeclInfoLike, uses
 from engine.check.symbols import SymbolTable
 from engine.evaluate.runtime import Context
 from engine.syntax import ast
-
-_RULES = (ast.LinkDecl, ast.GateDecl, ast.BudgetDecl, ast.TableDecl, ast.DecisionDecl)
-
 
 _IndexKey = tuple[str, tuple[str, ...]]  # a `having` index: kind, attribute names
 _OrderKey = tuple[str, str]  # a `next_by` order: kind, attribute name
@@ -75,21 +72,10 @@ def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) 
     """What rule `name` may read: the metrics it calls, the indexes and orders it looks
     up and the labels it navigates, itself or through the metrics and constants it uses
     (not through the rules it reads, whose outcomes are kept)."""
-    held = Held()
-    seen: set[str] = set()
-    pending = [name]
-    while pending:
-        ref = pending.pop()
-        if ref in seen:
-            continue
-        seen.add(ref)
-        decl = symbols.declarations.get(ref)
-        if decl is None or (ref != name and isinstance(decl, _RULES)):
-            continue
-        held = held | _read_by(decl, symbols)
-        if ref in symbols.metrics:
-            held = held | Held(metrics=frozenset({ref}))
-        pending += infos[ref].references if ref in infos else ()
+    _rules, _kinds, used = uses(name, symbols, infos)
+    held = Held(metrics=frozenset(used & symbols.metrics.keys()))
+    for reader in (name, *used):
+        held = held | _read_by(symbols.declarations[reader], symbols)
     return held
 
 
