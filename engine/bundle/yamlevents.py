@@ -60,7 +60,7 @@ def load_yaml(
     text = yamldoc.document_text(raw, file, code_prefix)
     loader = yamldoc.strict_loader(text)
     try:
-        built = _EventBuilder(loader, {} if texts is None else texts).document()
+        built = _EventBuilder(loader, texts).document()
     except (_Unusual, yaml.YAMLError, ValueError, TypeError, OverflowError, IndexError, KeyError):
         built = None
     finally:

@@ -152,10 +152,6 @@ def run_decision(decision: CompiledDecision, ctx: Context) -> DecisionResult:
 Step = CompiledLink | CompiledBudget | CompiledGate | CompiledTable | CompiledDecision
 
 
-def _named(table: CompiledTable, names: Collection[str]) -> bool:
-    return table.decl.name.text in names
-
-
 def _step_name(step: Step) -> str:
     return step.name if isinstance(step, CompiledLink) else step.decl.name.text
 
@@ -293,10 +289,7 @@ class Program:
         groups = {link.name: group for group in self.link_groups_of(graph) for link in group.links}
         for number, (step, release) in enumerate(zip(steps, releases, strict=True)):
             advance(number, len(steps), _step_name(step))
-            if isinstance(step, CompiledTable) and done and step.decl.name.text in done:
-                run.tables.append(done[step.decl.name.text])
-            elif not isinstance(step, CompiledTable) or tables is None or _named(step, tables):
-                _run_step(step, ctx, subject, run, groups)
+            _run_scheduled(step, ctx, subject, run, groups, done, tables)
             if release is not None:
                 release.let_go(ctx)
         return Evaluation(
@@ -383,6 +376,27 @@ def _run_link(step: CompiledLink, group: LinkGroup, ctx: Context, subject: Any, 
     run.violations += found
     if not bound and not found:
         run.vacuous.append(step.name)
+
+
+def _run_scheduled(
+    step: Step,
+    ctx: Context,
+    subject: Any,
+    run: _Run,
+    groups: Mapping[str, LinkGroup],
+    done: Mapping[str, TableResult] | None,
+    tables: Collection[str] | None,
+) -> None:
+    """One rule in its place in the schedule: a table in `done` is taken as it was
+    computed, a table not in `tables` (when given) is skipped, any other rule runs."""
+    if isinstance(step, CompiledTable):
+        name = step.decl.name.text
+        if done and name in done:
+            run.tables.append(done[name])
+            return
+        if tables is not None and name not in tables:
+            return
+    _run_step(step, ctx, subject, run, groups)
 
 
 def _run_step(
