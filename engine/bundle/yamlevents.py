@@ -98,17 +98,18 @@ def yaml_positions_of(
 class _EventBuilder:
     """One document's value, built event by event (see the module's docstring)."""
 
-    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_names", "_texts", "unquoted")
+    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_texts", "unquoted")
 
     def __init__(self, loader: Any, texts: dict[str, str] | None = None) -> None:
         self._loader = loader
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
-        self._names: dict[str, str] = {}  # one text per member name, as `_TreeBuilder`
         # per place of lists, what makes their mappings (see `_mapping`)
         self._makers: dict[tuple[int, Any], Callable[[], dict[str, Any]]] = {}
         self.unquoted: dict[str, tuple[str, str]] = {}
-        self._texts = {} if texts is None else texts  # one text per short value
+        # one text per member name (as `_TreeBuilder`) and per short value, shared with
+        # the documents loaded before through `texts`
+        self._texts = {} if texts is None else texts
 
     def document(self) -> tuple[Any, dict[str, tuple[str, str]]]:
         """The document's value and its unquoted scalars; `_Unusual` where `yamldoc`
@@ -188,7 +189,7 @@ class _EventBuilder:
             raise _Unusual  # a number, boolean, null, merge (`<<`) or `=` as a key
         if text in mapping:
             raise _Unusual  # a duplicate key: `yamldoc` reports every one
-        return self._names.setdefault(text, text)
+        return self._texts.setdefault(text, text)
 
     def _scalar(self, event: Any) -> tuple[str, Any]:
         """A scalar's resolved tag and value."""

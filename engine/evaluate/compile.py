@@ -217,6 +217,22 @@ class _Rule:
     slots: _Slots = _Slots()
 
 
+def having_key(call: ast.Call) -> tuple[str, tuple[str, ...]]:
+    """The key of the index a checked `having(KIND, {"a": x, ...})` looks up in the
+    context: the kind and the attribute names, as written (`runtime.having`)."""
+    kind, keys = call.args[0], call.args[1]
+    assert isinstance(kind, ast.Name) and isinstance(keys, ast.MapLiteral)
+    return kind.id, tuple(name for name, _ in keys.entries)
+
+
+def next_by_key(call: ast.Call) -> tuple[str, str]:
+    """The key of the order a checked `next_by(KIND, "attr", node)` reads in the context:
+    the kind and the attribute (`runtime.next_by`)."""
+    kind, name = call.args[0], call.args[1]
+    assert isinstance(kind, ast.Name) and isinstance(name, ast.String)
+    return kind.id, name.value
+
+
 class Compiler:
     """Generates and compiles Python for expressions, metrics and link rules."""
 
@@ -902,9 +918,8 @@ class Compiler:
             case "id_count":
                 return f"_id_count(G, {args[0]})"
             case "next_by":
-                kind, name = node.args[0], node.args[1]
-                assert isinstance(kind, ast.Name) and isinstance(name, ast.String)
-                return f"_next_by(ctx, {kind.id!r}, {name.value!r}, {args[2]})"
+                ordered, attr = next_by_key(node)
+                return f"_next_by(ctx, {ordered!r}, {attr!r}, {args[2]})"
         raise TypeError(f"unknown built-in `{node.func}`")  # pragma: no cover
 
     def _replay(self, node: ast.Call, scope: dict[str, str]) -> str:
@@ -925,11 +940,11 @@ class Compiler:
 
     def _having(self, node: ast.Call, scope: dict[str, str]) -> str:
         """`having(KIND, {"a": x, ...})`: a lookup in the context's index of KIND by `a`, ..."""
-        kind, keys = node.args
-        assert isinstance(kind, ast.Name) and isinstance(keys, ast.MapLiteral)
-        names = tuple(name for name, _ in keys.entries)
+        kind, names = having_key(node)
+        keys = node.args[1]
+        assert isinstance(keys, ast.MapLiteral)
         values = "".join(f"{self._e(value, scope)}, " for _, value in keys.entries)
-        return f"_having(ctx, {kind.id!r}, {names!r}, ({values}))"
+        return f"_having(ctx, {kind!r}, {names!r}, ({values}))"
 
     def _binary(self, node: ast.Binary, scope: dict[str, str]) -> str:
         left, right = self._e(node.left, scope), self._e(node.right, scope)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from engine.check.protocols import DeclInfoLike, uses
 from engine.check.symbols import SymbolTable
+from engine.evaluate.compile import having_key, next_by_key
 from engine.evaluate.runtime import Context
 from engine.syntax import ast
 
@@ -93,11 +94,10 @@ def _read_by(decl: ast.Declaration, symbols: SymbolTable) -> Held:
         if isinstance(node, ast.Navigate):
             labels.add(node.label)
         elif isinstance(node, ast.Call) and node.func not in symbols.metrics:
-            match node.func, node.args:
-                case "having", [ast.Name(id=kind), ast.MapLiteral(entries=entries), *_]:
-                    indexes.add((kind, tuple(key for key, _ in entries)))
-                case "next_by", [ast.Name(id=kind), ast.String(value=attr), *_]:
-                    orders.add((kind, attr))
+            if node.func == "having":
+                indexes.add(having_key(node))
+            elif node.func == "next_by":
+                orders.add(next_by_key(node))
         stack.extend(getattr(node, field) for field in ast.child_fields(type(node)))
     return Held(indexes=frozenset(indexes), orders=frozenset(orders), labels=frozenset(labels))
 
