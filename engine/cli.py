@@ -7,7 +7,6 @@ import hashlib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,6 +270,8 @@ def _write_atomically(path: Path, text: str | Sequence[str]) -> None:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = _new_file_mode()
+    import tempfile  # only a command writing a file needs it (and its shutil, random)
+
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(handle, mode)  # mkstemp makes it 0600 whatever the umask

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _CHECKOUT_ROOT = Path(__file__).resolve().parent.parent
 _FOLDERS = {
@@ -28,6 +29,8 @@ def shipped(folder: str) -> Traversable:
     in_checkout = _CHECKOUT_ROOT / _FOLDERS[folder]
     if (_CHECKOUT_ROOT / "pyproject.toml").is_file() and in_checkout.is_dir():
         return in_checkout
+    from importlib import resources  # installed only: spares a checkout its imports
+
     return resources.files("engine._data." + ".".join(_FOLDERS[folder].parts))
 
 

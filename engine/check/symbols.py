@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -24,6 +23,8 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     A candidate that differs only in letter case comes first (`r` -> `R`): difflib's ratio
     sees nothing in common between one-letter names of different case.
     """
+    import difflib  # only a misspelt name needs it: not imported by every command
+
     names = sorted(set(candidates))
     same_letters = [c for c in names if c != name and c.casefold() == name.casefold()]
     matches = same_letters or difflib.get_close_matches(name, names, n=1, cutoff=0.6)

@@ -18,7 +18,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +115,8 @@ def write_private(path: Path, payload: bytes) -> None:
         folder = os.lstat(path.parent)
         if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
             return
+        import tempfile  # only a cache miss writes: every other run is spared the import
+
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache-")
         try:
             with os.fdopen(descriptor, "wb") as handle:
