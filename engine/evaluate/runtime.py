@@ -591,6 +591,12 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     index = ctx.indexes.get((kind, names))
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
+    for value in values:
+        if value.__class__ is not str:
+            break
+    else:  # the common case, texts only (IDs, roles): each is its own key
+        if not index.unkeyed:
+            return index.buckets.get(values, [])
     key = tuple(value if value.__class__ is str else _key(value) for value in values)
     if _UNKEYED in key:  # a value with no key: every node is compared with `eq`
         matches = _matcher(ctx, names, values)
