@@ -38,6 +38,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -390,6 +391,89 @@ def measure_size(size: int, rounds: int = 1) -> SizeResult:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# ---- instructions, a count the machine's other work does not change ----------------------------
+
+# `valgrind --tool=cachegrind` runs a command on a simulated CPU and counts the machine
+# instructions it executes: the same count on every run (to a few in 10,000), where this
+# shared machine's timings of one build spread by 10 % and more between benches.
+_INSTRUCTIONS = re.compile(rb"I\s+refs:\s+([0-9,]+)")
+
+
+@dataclass(frozen=True)
+class InstructionCounts:
+    """Instructions executed by each checker over the first `sizes[0]` and `sizes[1]`
+    answers of one generated campaign (each checker in a process of its own)."""
+
+    sizes: tuple[int, int]
+    rulecheck: tuple[int, int]
+    reference: tuple[int, int]
+
+    def per_answer(self, counts: tuple[int, int]) -> float:
+        """Instructions per answer: the difference between the two sizes, per answer."""
+        return (counts[1] - counts[0]) / (self.sizes[1] - self.sizes[0])
+
+    def fixed(self, counts: tuple[int, int]) -> float:
+        """Instructions of the run that no answer adds: start-up, imports, the rules."""
+        return counts[0] - self.sizes[0] * self.per_answer(counts)
+
+    def ratio(self, answers: int) -> float:
+        """rulecheck's instructions for `answers` answers (its start-up included) over the
+        reference's per-answer instructions times `answers` (the reference is timed in the
+        benchmark's own process, so its start-up is not counted there either)."""
+        total = self.fixed(self.rulecheck) + answers * self.per_answer(self.rulecheck)
+        return total / (answers * self.per_answer(self.reference))
+
+
+def _instructions(command: list[str]) -> int:
+    """The instructions `command` executes, as cachegrind counts them."""
+    counter = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    run = subprocess.run(
+        [*counter, *command],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    found = _INSTRUCTIONS.findall(run.stderr)
+    if run.returncode != 0 or not found:
+        raise RuntimeError(
+            f"cachegrind on `{_shown(command)}` exited {run.returncode}:\n"
+            + run.stderr.decode(errors="replace")[-2000:]
+        )
+    return int(found[-1].replace(b",", b""))
+
+
+def count_instructions(sizes: tuple[int, int] = (200, 600)) -> InstructionCounts | None:
+    """Count both checkers' instructions over the first `sizes` answers of a generated
+    campaign; None when valgrind is not installed."""
+    if shutil.which("valgrind") is None:
+        _log("instructions: valgrind is not installed; not counted")
+        return None
+    root = _workdir(sizes[1])
+    try:
+        index = generate(root, sizes[1])
+        lines = index.read_bytes().splitlines(keepends=True)
+        indexes = []
+        for size in sizes:
+            indexes.append(root / f"index-{size}.jsonl")
+            indexes[-1].write_bytes(b"".join(lines[:size]))
+        _require_all_valid(run_rulecheck(indexes[0], 1), sizes[0])  # the parse cache warm
+        reference_script = str(Path(__file__).resolve().parent / "reference_checker.py")
+        counted: dict[str, list[int]] = {"rulecheck": [], "reference": []}
+        for size, path in zip(sizes, indexes, strict=True):
+            answers = [*rulecheck_command(), "answers", str(path), "--jobs", "1"]
+            counted["rulecheck"].append(_instructions([*answers, "--format", "json"]))
+            by_hand = [sys.executable, reference_script, str(path)]
+            counted["reference"].append(_instructions(by_hand))
+            _log(f"instructions, {size} answers: {counted}")
+        return InstructionCounts(
+            sizes,
+            (counted["rulecheck"][0], counted["rulecheck"][1]),
+            (counted["reference"][0], counted["reference"][1]),
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 # ---- the mutated campaign --------------------------------------------------------------------
 
 
@@ -487,6 +571,7 @@ def render(
     startup: ChildRun,
     info: dict[str, str],
     when: str,
+    counts: InstructionCounts | None = None,
 ) -> str:
     """The markdown section for the measured results."""
     sizes = " ".join(str(r.size) for r in results)
@@ -536,6 +621,7 @@ def render(
             f"| {_rate(n, r.reference.wall)} | {_ms(n, r.reference.wall)} "
             f"| {r.reference.cpu:.1f} | {_ms(n, r.reference.cpu)} | |",
         ]
+    lines += _instruction_lines(counts, [r.size for r in results])
     a = agreement
     lines += [
         "",
@@ -575,6 +661,44 @@ def render(
     return "\n".join(lines)
 
 
+def _instruction_lines(counts: InstructionCounts | None, sizes: Sequence[int]) -> list[str]:
+    """The instruction counts as a paragraph and a table (a sentence when not counted)."""
+    if counts is None:
+        return ["", "Instructions were not counted: valgrind is not installed."]
+    small, large = counts.sizes
+    mine, theirs = counts.per_answer(counts.rulecheck), counts.per_answer(counts.reference)
+    fixed_mine, fixed_theirs = counts.fixed(counts.rulecheck), counts.fixed(counts.reference)
+    return [
+        "",
+        "Instructions executed, counted by cachegrind (`valgrind --tool=cachegrind "
+        "--cache-sim=no`) on the first "
+        f"{small:,} and {large:,} answers of one generated campaign, each checker in a "
+        "process of its own (the reference as `python tests/bench/reference_checker.py "
+        f"INDEX`): per answer, the difference between the two runs over {large - small:,} "
+        "answers; fixed, the rest of the smaller run. A count is the same on every run, "
+        "where the times above move by 10 % and more between benches on this shared "
+        "machine, so it shows where the engine stands apart from that spread. At N "
+        "answers the ratio is rulecheck's fixed and per-answer instructions over the "
+        "reference's per-answer instructions (the reference's own start-up is not timed "
+        "above either). Instructions are not time: a dict look-up that misses the cache "
+        "costs more than one that does not.",
+        "",
+        "| checker | per answer | fixed (start-up) | "
+        + " | ".join(f"ratio at {n:,}" for n in sizes)
+        + " |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in sizes) + " |",
+        f"| rulecheck `--jobs 1` | {mine / 1e6:.2f} M | {fixed_mine / 1e6:,.0f} M | "
+        + " | ".join(f"{counts.ratio(n):.2f}×" for n in sizes)
+        + " |",
+        f"| reference | {theirs / 1e6:.2f} M | {fixed_theirs / 1e6:,.0f} M | "
+        + " | ".join("" for _ in sizes)
+        + " |",
+        f"| per answer, rulecheck / reference | {mine / theirs:.2f}× | | "
+        + " | ".join("" for _ in sizes)
+        + " |",
+    ]
+
+
 def _rounds(results: Sequence[SizeResult]) -> str:
     counts = sorted({r.rounds for r in results})
     return "once" if counts == [1] else f"{'/'.join(map(str, counts))} rounds at each size"
@@ -589,7 +713,7 @@ def section(sizes: tuple[int, ...] = (10_000, 50_000)) -> str:
     agreement = measure_agreement()
     if not (agreement.rulecheck_exact and agreement.reference_exact):
         _log("WARNING: the checkers do not flag exactly the mutated answers")
-    return render(results, agreement, startup, info, when)
+    return render(results, agreement, startup, info, when, count_instructions())
 
 
 def main(argv: list[str] | None = None) -> int:

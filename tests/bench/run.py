@@ -68,6 +68,7 @@ class Scale:
     replay_campaigns: int = 20
     events: tuple[int, int] = (10_000, 100_000)
     repeats: int = 3
+    counted_answers: tuple[int, int] = (200, 600)  # answers whose instructions are counted
 
 
 FULL = Scale()
@@ -82,6 +83,7 @@ QUICK = Scale(
     replay_campaigns=2,
     events=(300, 1_000),
     repeats=1,
+    counted_answers=(10, 30),
 )
 
 
@@ -734,6 +736,7 @@ def answers_section(bench: Bench) -> str:
     agreement = answers_bench.measure_agreement(bench.scale.agreement)
     if not (agreement.rulecheck_exact and agreement.reference_exact):
         raise RuntimeError("the checkers do not flag exactly the mutated answers")
+    counts = answers_bench.count_instructions(bench.scale.counted_answers)
     for target, result in (("answers_small", small), ("answers_large", large)):
         ratio = result.jobs1.cpu / result.reference.cpu
         per_answer = growth(small.jobs1.cpu, small.size, result.jobs1.cpu, result.size)
@@ -774,7 +777,7 @@ def answers_section(bench: Bench) -> str:
             wall_ratio <= 0.55 and identical and left == 0,
         ),
     )
-    return answers_bench.render([small, large], agreement, startup, info, when) + (
+    return answers_bench.render([small, large], agreement, startup, info, when, counts) + (
         "\n`--jobs 2` against `--jobs 1`: the JSON output is compared byte for byte at every "
         "size, and each run starts in a session and process group of its own; after it exits, "
         f"a scan of /proc for live members of that group found {left} process(es) left behind."
