@@ -967,8 +967,21 @@ class Compiler:
                 found = self._membership(node, scope, left, right)
                 return found if node.op == "in" else f"(not {found})"
         if node.op in _ORDER:
-            return f"{_ORDER[node.op]}({left}, {right})"
+            return self._integers_inlined(_ORDER[node.op], node.op, left, right)
+        if node.op in ("+", "-"):
+            return self._integers_inlined(_ARITHMETIC[node.op], node.op, left, right)
         return f"{_ARITHMETIC[node.op]}({left}, {right})"
+
+    def _integers_inlined(self, function: str, operator: str, left: str, right: str) -> str:
+        """`function(left, right)` (`_le`, `_add`, ...) with its first case, two integers,
+        inlined: the operands' line numbers and counts are integers nearly always, and the
+        call cost more than the operation. Each operand is computed once, in order, into a
+        local; inside a comprehension, where Python cannot assign one, the call stays."""
+        if not self._hoisted or self._comprehensions:
+            return f"{function}({left}, {right})"
+        first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
+        both = f"(({first} := {left}).__class__ is int) & (({second} := {right}).__class__ is int)"
+        return f"({first} {operator} {second} if {both} else {function}({first}, {second}))"
 
     def _membership(self, node: ast.Binary, scope: dict[str, str], left: str, right: str) -> str:
         """Code for `left in right`. A text needle in a set, a list or a map is what
