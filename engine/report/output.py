@@ -16,17 +16,26 @@ _INFINITY = float("inf")
 
 # A large report is millions of small texts before they are joined (about 100 MiB for
 # the 19 MB report of a 10,000-session campaign): they are joined into a chunk as they
-# accumulate, in the long lists that make them. The chunks are kept apart, `out[0]`, so
-# that the text is never copied whole while it is written: a report written out chunk
-# by chunk (`json_chunks`) is held once, and never twice.
+# accumulate, in the long lists that make them. The chunks are kept apart, so that the
+# text is never copied whole while it is written: a report written out chunk by chunk
+# (`json_chunks`) is held once, and never twice.
 _PIECES_KEPT = 1 << 16
 
 
-def _join_pieces(out: list[Any]) -> None:
-    """The pieces written since the last chunk, joined into the next chunk."""
-    chunks: list[str] = out[0]
-    chunks.append("".join(out[1:]))
-    del out[1:]
+class _Pieces(list[str]):
+    """The texts written since the last chunk (appended as to any list), and the chunks
+    joined before them."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: list[str] = []
+
+    def join_chunk(self) -> None:
+        """The pieces written since the last chunk, joined into the next chunk."""
+        self.chunks.append("".join(self))
+        self.clear()
 
 
 class _Unusual(Exception):
@@ -51,7 +60,7 @@ def json_chunks(value: Any) -> list[str]:
     anything else (another key type, a subclass, NaN, a value JSON has no form for) by
     `json.dumps`, which writes it or raises as it always did.
     """
-    out: list[Any] = [[]]  # the chunks, then the pieces of the next one
+    out = _Pieces()
     try:
         _write(value, "\n", out)
     except (_Unusual, RecursionError):
@@ -59,12 +68,11 @@ def json_chunks(value: Any) -> list[str]:
             json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         ]
     out.append("\n")
-    _join_pieces(out)
-    chunks: list[str] = out[0]
-    return chunks
+    out.join_chunk()
+    return out.chunks
 
 
-def _write(value: Any, newline: str, out: list[Any]) -> None:
+def _write(value: Any, newline: str, out: _Pieces) -> None:
     """Append the indented text of `value` to `out`; `newline` is a new line and the
     indent of the line `value` starts on."""
     cls = value.__class__
@@ -88,7 +96,7 @@ def _write(value: Any, newline: str, out: list[Any]) -> None:
         raise _Unusual
 
 
-def _write_object(value: dict[Any, Any], newline: str, out: list[Any]) -> None:
+def _write_object(value: dict[Any, Any], newline: str, out: _Pieces) -> None:
     if not value:
         out.append("{}")
         return
@@ -116,7 +124,7 @@ def _write_object(value: dict[Any, Any], newline: str, out: list[Any]) -> None:
     out.append(newline + "}")
 
 
-def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[Any]) -> None:
+def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: _Pieces) -> None:
     if not value:
         out.append("[]")
         return
@@ -130,7 +138,7 @@ def _write_array(value: list[Any] | tuple[Any, ...], newline: str, out: list[Any
         else:
             out.append(separator)
             if len(out) > _PIECES_KEPT:
-                _join_pieces(out)
+                out.join_chunk()
         if item.__class__ is str:
             out.append(encode_basestring(item))
         else:
