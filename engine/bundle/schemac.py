@@ -20,6 +20,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from engine.codecache import compiled
 from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token
 
@@ -557,7 +558,7 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     def validate(value: Any) -> list[SchemaError]:
         nonlocal check
         if check is None:
-            exec(compile(source, "<rulecheck schema>", "exec"), namespace)
+            exec(compiled(source, "<rulecheck schema>"), namespace)
             check = namespace[root]
         errors = _Findings()
         try:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from engine.builtins import BUILTINS, BY_NAME
 from engine.check import CheckedRuleset
 from engine.check.replay import REPLAY_ARITY
+from engine.codecache import compiled
 from engine.evaluate import replay, runtime
 from engine.evaluate.runtime import Context, EvaluationError
 from engine.graph.build import Graph
@@ -589,7 +590,7 @@ class Compiler:
     # -- machinery ---------------------------------------------------------------------------
 
     def _define(self, name: str, source: str) -> Any:
-        code = compile(source, f"<rulecheck {name}>", "exec")
+        code = compiled(source, f"<rulecheck {name}>")
         exec(code, self._namespace)
         return self._namespace[name]
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
+from engine.codecache import compiled
 from engine.errors import Diagnostic, Location
 from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token, unescape_token
@@ -216,7 +217,7 @@ def _held_tests(attrs: tuple[AttrSpec, ...], indent: str, fail: str) -> list[str
 
 def _generated(lines: list[str], name: str, **names: Any) -> Any:
     namespace: dict[str, Any] = {"TEXTS": _TEXT_CLASS, **names}
-    exec(compile("\n".join(lines) + "\n", "<rulecheck kind>", "exec"), namespace)
+    exec(compiled("\n".join(lines) + "\n", "<rulecheck kind>"), namespace)
     return namespace[name]
 
 

@@ -1,0 +1,107 @@
+"""Generated Python compiled once per machine, not once per process.
+
+The engine writes Python for the rules it evaluates (`engine/evaluate/compile.py`), the
+JSON Schemas it checks (`engine/bundle/schemac.py`) and the kinds it builds graphs of
+(`engine/graph/build.py`), and Python's `compile` of that text was the largest single
+part of a small bundle's `check` (about 70 ms of half a second for the shipped campaign's
+521 functions) and a tenth of `answers`' start-up. The same text always compiles to the
+same code, so each code object is kept under the sha256 of its file name and text, in one
+file per Python and marshal version beside the parse cache (same private folder, same
+trust checks, same off switch `RULECHECK_PARSE_CACHE=off`: `engine/syntax/tables.py`).
+The file is read on the first compile of a process and written once at its exit when
+that process compiled anything new; a broken, foreign or untrusted file is as if there
+were none, and any failure to write it only costs the next process the compiling.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import marshal
+import sys
+from pathlib import Path
+from types import CodeType
+
+from engine.syntax.parsecache import enabled
+from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+
+_FORMAT = "1"
+# Code objects kept in the file at most (the file is read whole by every process that
+# compiles: about 2 KB and 2 us each): the shipped rules and schemas are about 520 of
+# them. Past this many, the file keeps those the last writer used, its latest last.
+_KEPT = 2048
+_FILES_KEPT = 4  # files of other Python versions are let go past this many
+
+
+class _Codes:
+    """This process's view of the cache file: its code objects by key, and which of them
+    this process compiled or used."""
+
+    def __init__(self) -> None:
+        self.path = _cache_path() if enabled() else None
+        found = None if self.path is None else read_marshalled(self.path)
+        self.codes: dict[bytes, CodeType] = {}
+        if isinstance(found, dict):
+            self.codes = {
+                key: code
+                for key, code in found.items()
+                if isinstance(key, bytes) and isinstance(code, CodeType)
+            }
+        self.used: dict[bytes, None] = {}  # in the order of their last use
+        self.added = False
+
+    def keep(self, key: bytes, code: CodeType) -> None:
+        """Hold a newly compiled code object; past twice the file's bound, only the
+        latest used stay in memory too (a long process compiling many rule sets)."""
+        self.codes[key] = code
+        self.added = True
+        if len(self.codes) > 2 * _KEPT:
+            latest = list(self.used)[-_KEPT:]
+            self.codes = {kept: self.codes[kept] for kept in latest if kept in self.codes}
+            self.codes[key] = code
+            self.used = dict.fromkeys(latest)
+
+    def save(self) -> None:
+        """Write the file if this process compiled anything new (at its exit)."""
+        if self.path is None or not self.added:
+            return
+        codes = self.codes
+        if len(codes) > _KEPT:
+            latest = list(self.used)[-_KEPT:]
+            codes = {kept: codes[kept] for kept in latest if kept in codes}
+        try:
+            payload = marshal.dumps(codes)
+        except ValueError:  # pragma: no cover - every value is a code object
+            return
+        write_private(self.path, payload)
+        prune_private(self.path.parent, "code-", ".marshal", _FILES_KEPT)
+
+
+_codes: _Codes | None = None
+
+
+def compiled(source: str, filename: str) -> CodeType:
+    """`compile(source, filename, "exec")`, taken from the cache when this text was
+    compiled under this name before (by any process of this user on this machine)."""
+    global _codes
+    if _codes is None:
+        _codes = _Codes()
+        atexit.register(_codes.save)
+    key = hashlib.sha256(f"{filename}\x00{source}".encode("utf-8", "surrogatepass")).digest()
+    code = _codes.codes.get(key)
+    if code is None:
+        code = compile(source, filename, "exec")
+        _codes.keep(key, code)
+    _codes.used.pop(key, None)
+    _codes.used[key] = None
+    return code
+
+
+def _cache_path() -> Path | None:
+    """The cache file of this Python, or None when no cache folder can be named."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    versions = f"{_FORMAT}\x00{sys.version}\x00{marshal.version}"
+    name = hashlib.sha256(versions.encode("utf-8")).hexdigest()[:32]
+    return folder / f"code-{name}.marshal"
