@@ -159,3 +159,22 @@ def test_rule_sizes_are_timed_in_rounds_each_step_once_per_round() -> None:
             times = getattr(run, step)
             assert len(times.cpu) == len(times.wall) == 2, step
         assert len(run.hash_process.cpu) == len(run.hash_process_cached.cpu) == 1
+
+
+def test_instruction_counts_give_each_checker_its_per_answer_and_fixed_cost() -> None:
+    counts = ANSWERS.InstructionCounts((200, 600), (3_000, 7_000), (1_000, 3_000))
+    assert counts.per_answer(counts.rulecheck) == 10
+    assert counts.fixed(counts.rulecheck) == 1_000
+    assert counts.per_answer(counts.reference) == 5
+    assert counts.ratio(100) == (1_000 + 100 * 10) / (100 * 5)
+    table = "\n".join(ANSWERS._instruction_lines(counts, [100, 1_000]))
+    assert "| per answer, rulecheck / reference | 2.00× |" in table
+    assert "| rulecheck `--jobs 1` | 0.00 M | 0 M | 4.00× | 2.20× |" in table
+
+
+def test_instructions_not_counted_are_said_to_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ANSWERS.shutil, "which", lambda name: None)
+    assert ANSWERS.count_instructions() is None
+    assert "not counted: valgrind is not installed" in "\n".join(
+        ANSWERS._instruction_lines(None, [100])
+    )
