@@ -394,8 +394,8 @@ def measure_size(size: int, rounds: int = 1) -> SizeResult:
 # ---- instructions, a count the machine's other work does not change ----------------------------
 
 # `valgrind --tool=cachegrind` runs a command on a simulated CPU and counts the machine
-# instructions it executes: the same count on every run (to a few in 10,000), where this
-# shared machine's timings of one build spread by 10 % and more between benches.
+# instructions it executes: two runs of one build agree within 0.3 % (string hashing is
+# randomised per process), where this machine's timings spread by 10 % and more.
 _INSTRUCTIONS = re.compile(rb"I\s+refs:\s+([0-9,]+)")
 
 
@@ -675,9 +675,10 @@ def _instruction_lines(counts: InstructionCounts | None, sizes: Sequence[int]) -
         f"{small:,} and {large:,} answers of one generated campaign, each checker in a "
         "process of its own (the reference as `python tests/bench/reference_checker.py "
         f"INDEX`): per answer, the difference between the two runs over {large - small:,} "
-        "answers; fixed, the rest of the smaller run. A count is the same on every run, "
-        "where the times above move by 10 % and more between benches on this shared "
-        "machine, so it shows where the engine stands apart from that spread. At N "
+        "answers; fixed, the rest of the smaller run. Two counts of one build differ by "
+        "less than 0.3 % (string hashing is randomised per process), where the times "
+        "above move by 10 % and more between benches on this shared machine, so a count "
+        "shows where the engine stands apart from that spread. At N "
         "answers the ratio is rulecheck's fixed and per-answer instructions over the "
         "reference's per-answer instructions (the reference's own start-up is not timed "
         "above either). Instructions are not time: a dict look-up that misses the cache "
