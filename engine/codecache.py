@@ -56,19 +56,18 @@ class _Codes:
         self.codes[key] = code
         self.added = True
         if len(self.codes) > 2 * _KEPT:
-            latest = list(self.used)[-_KEPT:]
-            self.codes = {kept: self.codes[kept] for kept in latest if kept in self.codes}
-            self.codes[key] = code
-            self.used = dict.fromkeys(latest)
+            self.codes = {**self._latest(), key: code}
+            self.used = dict.fromkeys(self.codes)
+
+    def _latest(self) -> dict[bytes, CodeType]:
+        """The code objects of the `_KEPT` keys used last, in the order of their use."""
+        return {key: self.codes[key] for key in list(self.used)[-_KEPT:] if key in self.codes}
 
     def save(self) -> None:
         """Write the file if this process compiled anything new (at its exit)."""
         if self.path is None or not self.added:
             return
-        codes = self.codes
-        if len(codes) > _KEPT:
-            latest = list(self.used)[-_KEPT:]
-            codes = {kept: codes[kept] for kept in latest if kept in codes}
+        codes = self.codes if len(self.codes) <= _KEPT else self._latest()
         try:
             payload = marshal.dumps(codes)
         except ValueError:  # pragma: no cover - every value is a code object
