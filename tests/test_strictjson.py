@@ -156,6 +156,27 @@ def test_moderate_nesting_is_fine() -> None:
     assert found(deeper) == [("INPUT_TOO_DEEP", 1, 1201, "/a" * 200)]
 
 
+@pytest.mark.parametrize(
+    "levels, text, refused",
+    [(200, "[{" * 300, False), (201, "", True), (201, "[{" * 300, True), (201, "{", True)],
+)
+def test_objects_and_lists_nest_together(levels: int, text: str, refused: bool) -> None:
+    # A list holding a text and then alternating lists and objects, `levels` containers
+    # deep in all: the limit is on containers, whichever their kind (half of them objects,
+    # which no count of `[` finds), never on the characters of a string.
+    inner = range(levels - 1)
+    opening = ["[" if level % 2 == 0 else '{"a": ' for level in inner]
+    closing = "".join("]" if level % 2 == 0 else "}" for level in reversed(inner))
+    head = '[{"t": "' + text + '"}, '
+    raw = (head + "".join(opening) + "1" + closing + "]").encode()
+    if not refused:
+        assert loads_strict(raw, SOURCE)[0] == {"t": text}
+        return
+    column = len(head) + len("".join(opening[:199])) + 1  # the 201st container
+    pointer = "/1" + "".join("/0" if level % 2 == 0 else "/a" for level in range(199))
+    assert found(raw) == [("INPUT_TOO_DEEP", 1, column, pointer)]
+
+
 def test_a_string_beyond_the_limit_is_refused() -> None:
     raw = b'{"a": "' + b"x" * 1_000_001 + b'"}'
     assert found(raw) == [("INPUT_STRING_TOO_LONG", 1, 7, "/a")]

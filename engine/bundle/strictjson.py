@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import json
 import math
 import pathlib
@@ -95,7 +96,14 @@ class _Suspicious(Exception):
     """Raised by a fast-path hook: stop decoding and run the exact scanner."""
 
 
+# Numbers each object the fast path decodes: `loads_strict` reads how many one document
+# held from two draws around its decode (a draw is atomic, so a decode in another thread
+# can only make the figure larger: a bound that stays a bound).
+_OBJECTS_DECODED: Final = itertools.count()
+
+
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    next(_OBJECTS_DECODED)
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise _Suspicious
@@ -182,13 +190,18 @@ def loads_strict(raw: bytes, source: str) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise _refuse(_utf8_diagnostic(raw, error, source)) from None
+    first_object = next(_OBJECTS_DECODED)
     try:
         value = _FAST.decode(text)
     except (_Suspicious, ValueError, RecursionError):
         return _slow_path(text, source)
-    # Counting is C-fast; only a text with enough brackets, or long enough, can break the
-    # nesting or string limits, and only then is the value walked.
-    may_nest = text.count("[") + text.count("{") > MAX_NESTING
+    # Only a value of more than MAX_NESTING objects and lists, or a long text, can break
+    # the nesting or string limits, and only then is the value walked. The objects are
+    # counted as decoded (the hook), the lists bounded by the text's `[`: counting one
+    # character is C-fast, yet a pass over the whole text, and a second one cost more
+    # than the count of objects.
+    objects = next(_OBJECTS_DECODED) - first_object - 1
+    may_nest = objects + text.count("[") > MAX_NESTING
     if (may_nest or len(text) > MAX_STRING_CHARS) and _beyond_limits(value):
         return _slow_path(text, source)
     first_escape = text.find("\\")  # memchr-fast; the regex starts at the first escape
