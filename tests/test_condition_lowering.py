@@ -1,9 +1,10 @@
 """Conditions compiled as statements (`and`, `or` and quantifiers as loops with an early
-exit) and memberships inlined (`x in ids(K)`, `prefix(x) in CONST`, `x.b in x.tags`)
-decide what the plain code decides (each condition one expression, each `in` a call of
-`member`): the same failed bindings, the same errors with the same messages, in the same
-order, for links and for the expressions of gates. Random conditions over random records,
-both ways."""
+exit), memberships inlined (`x in ids(K)`, `prefix(x) in CONST`, `x.b in x.tags`) and
+comparisons inlined (`x.a + 1 >= 2`, `x.v == x.a`) decide what the plain code decides
+(each condition one expression, each `in` a call of `member`, each comparison a call):
+the same failed bindings, the same errors with the same messages, in the same order, for
+links and for the expressions of gates. Random conditions over random records, both
+ways."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ kind rec of g
   attr b: text
   attr tags: list
   attr next: text
+  attr f: bool
+  attr v: any
   edge next -> rec
 """
 
@@ -49,6 +52,10 @@ def _atoms(var: str) -> list[str]:
         f'"t" in {var}.tags',
         f"{var}.b in {var}.tags",
         f"{var}.a + 1 >= 2",
+        f"{var}.v == {var}.a",
+        f"{var}.v != {var}.f",
+        f"{var}.v == {var}.b",
+        f"{var}.b != {var}.next",
         f"{var}.id in ids(rec)",
         f"prefix({var}.b) in letters",
         "true",
@@ -94,6 +101,8 @@ _RECORDS = st.lists(
             "b": st.sampled_from([None, "u", "v7", "t", "x"]),
             "tags": st.one_of(st.none(), st.lists(st.sampled_from(["t", "u", "v"]), max_size=3)),
             "next": st.sampled_from(["r0", "r1", "r9"]),
+            "f": st.sampled_from([None, True, False]),
+            "v": st.sampled_from([None, True, False, 0, 1, "u", "1", ["t"]]),
         },
     ),
     max_size=4,

@@ -238,9 +238,10 @@ class Compiler:
     """Generates and compiles Python for expressions, metrics and link rules."""
 
     def __init__(self, checked: CheckedRuleset, inline: bool = True) -> None:
-        """`inline=False` compiles every condition as one expression and every `in`
-        through `member`: the plain code the statements of `_truth_lines` and the
-        inlined look-ups of `_membership` are tested against."""
+        """`inline=False` compiles every condition as one expression, every `in` through
+        `member` and every comparison through its runtime function: the plain code the
+        statements of `_truth_lines`, the inlined look-ups of `_membership` and the
+        inlined comparisons are tested against."""
         self.checked = checked
         self.symbols = checked.symbols
         self.constants: dict[str, Any] = {}
@@ -961,9 +962,13 @@ class Compiler:
                 return f"({constant} {operator} {right})"
         match node.op:
             case "==":
-                return f"({left} == {right})" if plain else f"_eq({left}, {right})"
+                return f"({left} == {right})" if plain else self._same_class_inlined(left, right)
             case "!=":
-                return f"({left} != {right})" if plain else f"(not _eq({left}, {right}))"
+                return (
+                    f"({left} != {right})"
+                    if plain
+                    else f"(not {self._same_class_inlined(left, right)})"
+                )
             case "in" | "not in":
                 found = self._membership(node, scope, left, right)
                 return found if node.op == "in" else f"(not {found})"
@@ -978,11 +983,26 @@ class Compiler:
         inlined: the operands' line numbers and counts are integers nearly always, and the
         call cost more than the operation. Each operand is computed once, in order, into a
         local; inside a comprehension, where Python cannot assign one, the call stays."""
-        if not self._hoisted or self._comprehensions:
+        if not self._assigns_temporaries():
             return f"{function}({left}, {right})"
         first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
         both = f"(({first} := {left}).__class__ is int) & (({second} := {right}).__class__ is int)"
         return f"({first} {operator} {second} if {both} else {function}({first}, {second}))"
+
+    def _assigns_temporaries(self) -> bool:
+        """Whether the code being generated may hold an operand in a local `tN`: inside a
+        generated function, outside comprehensions, when inlining is on."""
+        return self._lowers and bool(self._hoisted) and not self._comprehensions
+
+    def _same_class_inlined(self, left: str, right: str) -> str:
+        """`_eq(left, right)` with its common case inlined: two values of one class (two
+        texts, two integers), where `eq` is Python's `==` (a boolean equals only a boolean).
+        Operands are computed once, in order, as in `_integers_inlined`."""
+        if not self._assigns_temporaries():
+            return f"_eq({left}, {right})"
+        first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
+        same = f"({first} := {left}).__class__ is ({second} := {right}).__class__"
+        return f"({first} == {second} if {same} else _eq({first}, {second}))"
 
     def _membership(self, node: ast.Binary, scope: dict[str, str], left: str, right: str) -> str:
         """Code for `left in right`. A text needle in a set, a list or a map is what
