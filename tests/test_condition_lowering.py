@@ -1,10 +1,10 @@
 """Conditions compiled as statements (`and`, `or` and quantifiers as loops with an early
-exit), memberships inlined (`x in ids(K)`, `prefix(x) in CONST`, `x.b in x.tags`) and
-comparisons inlined (`x.a + 1 >= 2`, `x.v == x.a`) decide what the plain code decides
-(each condition one expression, each `in` a call of `member`, each comparison a call):
-the same failed bindings, the same errors with the same messages, in the same order, for
-links and for the expressions of gates. Random conditions over random records, both
-ways."""
+exit), memberships inlined (`x in ids(K)`, `prefix(x) in CONST`, `x.b in x.tags`),
+comparisons and the common cases of builtins inlined (`x.a + 1 >= 2`, `x.v == x.a`,
+`len(x.v)`) decide what the plain code decides (each condition one expression, each `in`
+a call of `member`, each comparison and builtin a call): the same failed bindings, the
+same errors with the same messages, in the same order, for links and for the expressions
+of gates. Random conditions over random records, both ways."""
 
 from __future__ import annotations
 
@@ -56,6 +56,9 @@ def _atoms(var: str) -> list[str]:
         f"{var}.v != {var}.f",
         f"{var}.v == {var}.b",
         f"{var}.b != {var}.next",
+        f"len({var}.v) == 1",
+        f"line_count({var}.v) >= 1",
+        f'prefix({var}.v) == "u"',
         f"{var}.id in ids(rec)",
         f"prefix({var}.b) in letters",
         "true",
@@ -93,6 +96,10 @@ def _condition(draw: st.DrawFn, variables: tuple[str, ...], depth: int = 0) -> s
     return f"{op}({var} in {source}{where}{body})"
 
 
+# Every class of value an attribute of type `any` may hold: the comparisons and builtins
+# inlined for some classes of their operands call their function for the others.
+_ANY_VALUES = (None, True, False, 0, 1, "u", "u1", "", "1\n2", ["t"], {"k": 1})
+
 _RECORDS = st.lists(
     st.fixed_dictionaries(
         {},
@@ -102,7 +109,7 @@ _RECORDS = st.lists(
             "tags": st.one_of(st.none(), st.lists(st.sampled_from(["t", "u", "v"]), max_size=3)),
             "next": st.sampled_from(["r0", "r1", "r9"]),
             "f": st.sampled_from([None, True, False]),
-            "v": st.sampled_from([None, True, False, 0, 1, "u", "1", ["t"]]),
+            "v": st.sampled_from(_ANY_VALUES),
         },
     ),
     max_size=4,
@@ -134,6 +141,26 @@ def test_statements_decide_as_the_expression_does(
     checked = check_texts({"lowering.rules": text})
     (decl,) = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
     documents = {"data": {"recs": [{"id": f"r{i}", **r} for i, r in enumerate(records)]}}
+    lowered = _outcome(Compiler(checked), decl, documents)
+    assert lowered == _outcome(Compiler(checked, inline=False), decl, documents)
+
+
+# Each atom with an inlined operation, against each such value (not left to the draw of
+# the test above, which rarely meets a given pair).
+_INLINED_ATOMS = [
+    atom for atom in _atoms("x") if any(name in atom for name in ("x.v", "x.a", "prefix("))
+]
+
+
+@pytest.mark.parametrize("require", _INLINED_ATOMS)
+def test_inlined_operations_decide_as_their_calls_do(require: str) -> None:
+    text = f"{_KINDS}\nlink r\n  for x in rec\n  require {require}\n  else reject C1\n"
+    checked = check_texts({"lowering.rules": text})
+    (decl,) = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
+    records = [
+        {"id": f"r{i}", "a": i % 3 or None, "b": "u", "v": v} for i, v in enumerate(_ANY_VALUES)
+    ]
+    documents = {"data": {"recs": records}}
     lowered = _outcome(Compiler(checked), decl, documents)
     assert lowered == _outcome(Compiler(checked, inline=False), decl, documents)
 

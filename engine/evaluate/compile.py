@@ -72,6 +72,14 @@ _AGGREGATES["lower_quartile"] = "_lower_quartile"
 _AGGREGATES["upper_quartile"] = "_upper_quartile"
 # A builtin with a run-time function compiles to a plain call of it.
 _SIMPLE_BUILTINS = {b.name: f"_{b.runtime}" for b in BUILTINS if b.runtime is not None}
+# The common case of a builtin's one argument, computed inline as its runtime function
+# computes it, by that function's name: the argument's classes, and the value's code with
+# the argument as `{0}`. Any other argument calls the function (which gives the error).
+_COMMON_CASES = {
+    "_length": (("list", "str"), "len({0})"),
+    "_prefix": (("str",), "{0}.rstrip(_ID_DIGITS)"),
+    "_lines": (("str",), "_line_count({0})"),
+}
 
 
 # Generated code that reads a value without side effects or cost: a local, or an attribute
@@ -250,6 +258,8 @@ class Compiler:
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
             "_EMPTY": runtime.EMPTY,
+            "_ID_DIGITS": runtime.ID_DIGITS,
+            "_line_count": runtime.line_count,
             "_missing": object(),  # not memoised yet: no value of the language is this object
         }
         self._counter = itertools.count()
@@ -894,8 +904,12 @@ class Compiler:
                 return self._graph_value(f"{self._metric(node.func)}(ctx)")
             return f"{self._metric(node.func)}(ctx{''.join(', ' + a for a in args)})"
         if node.func in _SIMPLE_BUILTINS:
-            context = ["ctx"] if BY_NAME[node.func].context else []
-            return f"{_SIMPLE_BUILTINS[node.func]}({', '.join([*context, *args])})"
+            function = _SIMPLE_BUILTINS[node.func]
+            if BY_NAME[node.func].context:
+                return f"{function}({', '.join(['ctx', *args])})"
+            if function in _COMMON_CASES and len(args) == 1 and self._assigns_temporaries():
+                return self._common_case_inlined(function, args[0])
+            return f"{function}({', '.join(args)})"
         first = node.args[0] if node.args else None
         if node.func == "passed":
             assert isinstance(first, ast.Name)
@@ -986,13 +1000,29 @@ class Compiler:
         if not self._assigns_temporaries():
             return f"{function}({left}, {right})"
         first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
+        if self._is_integer_literal(right):  # `x.end - 1`, `len(x.ids) >= 1`: one test
+            test = f"({first} := {left}).__class__ is int"
+            return f"({first} {operator} {right} if {test} else {function}({first}, {right}))"
         both = f"(({first} := {left}).__class__ is int) & (({second} := {right}).__class__ is int)"
         return f"({first} {operator} {second} if {both} else {function}({first}, {second}))"
+
+    def _is_integer_literal(self, code: str) -> bool:
+        """Whether `code` names a literal of the rules whose value is an integer."""
+        return code.startswith("L") and self._namespace.get(code).__class__ is int
 
     def _assigns_temporaries(self) -> bool:
         """Whether the code being generated may hold an operand in a local `tN`: inside a
         generated function, outside comprehensions, when inlining is on."""
         return self._lowers and bool(self._hoisted) and not self._comprehensions
+
+    def _common_case_inlined(self, function: str, argument: str) -> str:
+        """`function(argument)` with its common case (`_COMMON_CASES`) inlined: the
+        argument computed once into a local, the call kept for any other class."""
+        classes, value = _COMMON_CASES[function]
+        local = f"t{next(self._counter)}"
+        tests = " or ".join(f"{local}.__class__ is {cls}" for cls in classes)
+        test = tests.replace(local, f"({local} := {argument})", 1)
+        return f"({value.format(local)} if {test} else {function}({local}))"
 
     def _same_class_inlined(self, left: str, right: str) -> str:
         """`_eq(left, right)` with its common case inlined: two values of one class (two

@@ -446,18 +446,22 @@ def length(value: Any) -> int:
     return len(list(coll(value, "len")))
 
 
+# The characters of an ID's number (`prefix`, `id_number`).
+ID_DIGITS = "0123456789"
+
+
 def prefix(value: Any) -> str:
     """The letters before an ID's number: `E` for `E12`."""
     if not isinstance(value, str):
         raise EvaluationError(f"`prefix` needs text, found {_shown(value)}")
-    return value.rstrip("0123456789")
+    return value.rstrip(ID_DIGITS)
 
 
 def id_number(value: Any) -> int:
     """The number after an ID's letters: 12 for `E12`."""
     if not isinstance(value, str):
         raise EvaluationError(f"`id_number` needs text, found {_shown(value)}")
-    digits = value[len(value.rstrip("0123456789")) :]
+    digits = value[len(value.rstrip(ID_DIGITS)) :]
     if not digits or (digits.startswith("0") and digits != "0"):
         raise EvaluationError(f"`id_number` needs an ID ending in a number, found {_shown(value)}")
     return int(digits)
