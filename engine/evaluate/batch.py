@@ -115,6 +115,7 @@ def _job_error(index: Path, line: int, message: str) -> Diagnostic:
 
 def _entries(index: Path, alias: FilesAlias) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, entry, problem) for every non-blank line, read as a stream."""
+    options = alias.options()
     stream = open_input(index)
     with stream:
         for number, raw in enumerate(stream, start=1):
@@ -125,7 +126,7 @@ def _entries(index: Path, alias: FilesAlias) -> Iterator[tuple[int, Any, str | N
             except RulecheckError as error:
                 yield number, None, error.diagnostics[0].message
                 continue
-            yield number, entry, _entry_problem(entry, alias)
+            yield number, entry, _entry_problem(entry, alias.subject, options)
 
 
 def read_index(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
@@ -161,15 +162,16 @@ def _jobs(index: Path, alias: FilesAlias) -> Iterator[FilesJob]:
         yield FilesJob(files, values, folder, Location(str(index), number, 1))
 
 
-def _entry_problem(entry: Any, alias: FilesAlias) -> str | None:
+def _entry_problem(entry: Any, subject: str, options: tuple[str, ...]) -> str | None:
+    """What is wrong with an index entry whose keys may be `options`, `subject` required."""
     if not isinstance(entry, dict):
         return "an index entry must be a JSON object"
-    unknown = sorted(set(entry) - set(alias.options()))
+    unknown = sorted(entry.keys() - options)
     if unknown:
         return "unknown key(s): " + ", ".join(f"`{key}`" for key in unknown)
-    if not isinstance(entry.get(alias.subject), str):
-        return f"`{alias.subject}` must be a string"
-    for key in alias.options():
+    if not isinstance(entry.get(subject), str):
+        return f"`{subject}` must be a string"
+    for key in options:
         if entry.get(key) is not None and not isinstance(entry[key], str):
             return f"`{key}` must be a string or null"
     return None
