@@ -27,6 +27,7 @@ from engine.evaluate import replay, runtime
 from engine.evaluate.runtime import Context, EvaluationError
 from engine.graph.build import Graph
 from engine.syntax import ast
+from engine.textlines import line_count
 from engine.units import to_base
 
 Env = dict[str, Any]
@@ -259,7 +260,7 @@ class Compiler:
             "_ELEMENT": ELEMENT_MARK,
             "_EMPTY": runtime.EMPTY,
             "_ID_DIGITS": runtime.ID_DIGITS,
-            "_line_count": runtime.line_count,
+            "_line_count": line_count,
             "_missing": object(),  # not memoised yet: no value of the language is this object
         }
         self._counter = itertools.count()

@@ -33,6 +33,7 @@ from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
 from engine.codecache import compiled
 from engine.errors import Diagnostic, Location
+from engine.fastinit import faster_init
 from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token, unescape_token
 from engine.records import record_maker
@@ -355,6 +356,7 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     return GraphSpec(graph, tuple(kinds))
 
 
+@faster_init  # one per list of records read: a dozen an answer, thousands a campaign
 @dataclass(frozen=True, slots=True)
 class Run:
     """Consecutive nodes of one kind read from one place of a document: the elements of a
