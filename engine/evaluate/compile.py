@@ -258,7 +258,7 @@ class Compiler:
             **_RUNTIME,
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
-            "_EMPTY": runtime.EMPTY,
+            "_NO_NODES": runtime.NO_NODES,
             "_ID_DIGITS": runtime.ID_DIGITS,
             "_line_count": line_count,
             "_missing": object(),  # not memoised yet: no value of the language is this object
@@ -810,7 +810,7 @@ class Compiler:
                 )
                 target = self._e(node.target, scope)
                 if self._is_node_local(target):  # `navigate`'s node case, inlined
-                    return f"{edges}.get({target}, _EMPTY)"
+                    return f"{edges}.get({target}, _NO_NODES)"
                 return f"_navigate({edges}, {target})"
             case ast.Call():
                 return self._call(node, scope)
@@ -885,7 +885,7 @@ class Compiler:
             self.constant(node.id)
             return f"C_{node.id}"
         if isinstance(decl, ast.KindDecl):
-            return self._graph_constant(f"K.get({node.id!r}, ())")
+            return self._graph_constant(f"K.get({node.id!r}, _NO_NODES)")
         if isinstance(decl, ast.GateDecl):
             return f"_gate(ctx, {node.id!r})"
         return f"_bound(env, {node.id!r})"

@@ -24,7 +24,11 @@ from engine.graph.build import Graph
 from engine.textlines import line_count
 
 NUMBER_TYPES = (int, Fraction)
-EMPTY: tuple[Any, ...] = ()
+EMPTY: tuple[Any, ...] = ()  # nothing to iterate
+# What a navigation from a node without such edges reaches: a list, as every other
+# navigation gives (the empty `()` would make `eq` call two empty navigations different);
+# shared, since no reader changes a navigation's list (the graph's edges share theirs).
+NO_NODES: list[Any] = []
 
 
 class EvaluationError(Exception):
@@ -165,7 +169,7 @@ def attribute_reader(graph: Graph, name: str) -> Callable[[Any], Any]:
 def navigate(edges: dict[Any, Any], target: Any) -> Any:
     """The nodes one label's `edges` reach from a node, or from every node of a collection."""
     if target.__class__ is tuple or target is None:
-        return edges.get(target, EMPTY)
+        return edges.get(target, NO_NODES)
     reached: dict[Any, None] = {}
     for node in coll(target, "navigation"):
         for found in edges.get(node, EMPTY):
