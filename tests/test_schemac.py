@@ -171,20 +171,20 @@ def test_names_and_values_with_quotes_are_checked_not_written_into_the_code() ->
 
 
 def test_enum_const_and_unique_checks_take_any_depth() -> None:
-    from engine.bundle.schemac import _hashable
+    from engine.valuekey import value_key
 
     deep: list[object] = []
     inner = deep
     for _ in range(50_000):
         inner.append([])
         inner = inner[0]  # type: ignore[assignment]
-    assert isinstance(_hashable(deep), tuple)
-    assert _hashable([True, {"b": [1, False], "a": None}]) == (
+    assert isinstance(value_key(deep), tuple)
+    assert value_key([True, {"b": [1, False], "a": None}]) == (
         "[",
         ("bool", True),
         ("{", ("a", None), ("b", ("[", 1, ("bool", False)))),
     )
-    assert _hashable(True) == ("bool", True) and _hashable(1) == 1
+    assert value_key(True) == ("bool", True) and value_key(1) == 1
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from typing import Any
 from engine.codecache import compiled
 from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token
+from engine.valuekey import value_key
 
 SchemaError = tuple[str, str, str]  # (pointer, keyword, message)
 
@@ -123,41 +124,13 @@ def _shown(value: Any) -> str:
     return f"`{text}`" if len(text) <= 60 else f"`{text[:57]}...`"
 
 
-def _hashable(value: Any) -> Any:
-    """A hashable stand-in for JSON values where `true` is not `1` (enum, const and unique
-    checks). Iterative, post-order over an explicit stack: no nesting depth of the data
-    can exhaust the interpreter's stack."""
-    if not isinstance(value, list | dict):
-        return ("bool", value) if value.__class__ is bool else value
-    built: dict[int, Any] = {}
-
-    def part(item: Any) -> Any:
-        if isinstance(item, list | dict):
-            return built[id(item)]
-        return ("bool", item) if item.__class__ is bool else item
-
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    while stack:
-        item, children_built = stack.pop()
-        if children_built:
-            if isinstance(item, list):
-                built[id(item)] = ("[", *(part(v) for v in item))
-            else:
-                built[id(item)] = ("{", *sorted((k, part(v)) for k, v in item.items()))
-            continue
-        stack.append((item, True))
-        children = item if isinstance(item, list) else item.values()
-        stack += [(child, False) for child in children if isinstance(child, list | dict)]
-    return built[id(value)]
-
-
 def _unique(items: list[Any]) -> bool:
     try:  # values distinct as they are stay distinct when `true` is told apart from `1`
         if len(set(items)) == len(items):
             return True
     except TypeError:  # a list or an object among them
         pass
-    keys = [_hashable(item) for item in items]
+    keys = [value_key(item) for item in items]
     return len(keys) == len(set(keys))
 
 
@@ -195,7 +168,7 @@ class _Generator:
             "_shown": _shown,
             "_unique": _unique,
             "_matched": _matched,
-            "_hashable": _hashable,
+            "_value_key": value_key,
             "_P": _pointer,
             "_MISSING": object(),
         }
@@ -270,18 +243,18 @@ class _Generator:
         if "enum" in schema:
             if not isinstance(schema["enum"], list):
                 raise SchemaCompileError("`enum` must be an array")
-            allowed = self.constant([_hashable(v) for v in schema["enum"]])
+            allowed = self.constant([value_key(v) for v in schema["enum"]])
             texts = self.constant(frozenset(v for v in schema["enum"] if v.__class__ is str))
             text = " is not one of " + ", ".join(json.dumps(v) for v in schema["enum"])
             rest += [
                 f"if not ({x} in {texts} if {x}.__class__ is str"
-                f" else _hashable({x}) in {allowed}):",
+                f" else _value_key({x}) in {allowed}):",
                 f"    E.append((_P({p}), 'enum', _shown({x}) + {text!r}))",
             ]
         if "const" in schema:
-            value = self.constant(_hashable(schema["const"]))
+            value = self.constant(value_key(schema["const"]))
             rest += [
-                f"if _hashable({x}) != {value}:",
+                f"if _value_key({x}) != {value}:",
                 f"    E.append((_P({p}), 'const', _shown({x}) + ' is not the required value'))",
             ]
         rest += self.strings(schema, types, x, p) + self.numbers(schema, types, x, p)

@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.evaluate.runtime import NUMBER_TYPES, Context, EvaluationError, hashable
+from engine.evaluate.runtime import NUMBER_TYPES, Context, EvaluationError
 from engine.graph.build import Graph
 from engine.syntax import ast
+from engine.valuekey import value_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
 
 def _plain(value: Any) -> Any:
     """A hashable stand-in for a value, converting only lists and maps (most are texts)."""
-    return hashable(value) if isinstance(value, list | dict) else value
+    return value_key(value) if isinstance(value, list | dict) else value
 
 
 def _content(values: dict[str, Any], record: dict[str, Any] | None, skip: frozenset[str]) -> Any:
@@ -149,7 +150,7 @@ def _content(values: dict[str, Any], record: dict[str, Any] | None, skip: frozen
     its order: the record's fields as the node holds them (a declared attribute's value
     as read), the others as the record has them."""
     fields = {**(record or {}), **values}
-    return hashable({k: v for k, v in fields.items() if k not in skip})
+    return value_key({k: v for k, v in fields.items() if k not in skip})
 
 
 def replay(graph: Graph, spec: Machine) -> Replay:
@@ -184,7 +185,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
                 if spec.over
                 else _content(values, graph.record(node), skip)
             )
-            seen = keys.setdefault(hashable(key), content)
+            seen = keys.setdefault(value_key(key), content)
             if seen is not content:
                 duplicate, conflict = seen == content, seen != content
         expected = values.get(spec.version) if spec.version else None

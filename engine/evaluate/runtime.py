@@ -22,8 +22,12 @@ from engine.errors import RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
 from engine.textlines import line_count
+from engine.valuekey import value_key
 
 NUMBER_TYPES = (int, Fraction)
+# Classes of values that hold no other values: two of one class are equal exactly when
+# Python's `==` says so (a node is a tuple of its kind and number).
+FLAT_CLASSES = frozenset({str, int, bool, float, Fraction, Decimal, type(None), tuple})
 EMPTY: tuple[Any, ...] = ()  # nothing to iterate
 # What a navigation from a node without such edges reaches: a list, as every other
 # navigation gives (the empty `()` would make `eq` call two empty navigations different);
@@ -177,51 +181,35 @@ def navigate(edges: dict[Any, Any], target: Any) -> Any:
     return list(reached)
 
 
-def hashable(value: Any) -> Any:
-    """A hashable stand-in for lists and maps (for membership and uniqueness). Iterative:
-    a value nested deeper than Python's stack is data, not a crash."""
-    if not isinstance(value, list | dict):
-        return value
-    built: dict[int, Any] = {}
-
-    def part(item: Any) -> Any:
-        return built[id(item)] if isinstance(item, list | dict) else item
-
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    while stack:
-        item, children_built = stack.pop()
-        if children_built:
-            built[id(item)] = (
-                tuple(part(v) for v in item)
-                if isinstance(item, list)
-                else tuple(sorted((k, part(v)) for k, v in item.items()))
-            )
-            continue
-        stack.append((item, True))
-        children = item if isinstance(item, list) else item.values()
-        stack += [(c, False) for c in children if isinstance(c, list | dict)]
-    return built[id(value)]
-
-
 def eq(a: Any, b: Any) -> bool:
-    """Equality where `true` never equals `1`."""
+    """Equality where `true` never equals `1`, at any depth of a list or a map."""
     if a.__class__ is bool or b.__class__ is bool:
         return a.__class__ is b.__class__ and a == b
+    if isinstance(a, list | dict) and isinstance(b, list | dict):
+        return a == b and value_key(a) == value_key(b)  # Python's `==` is `true == 1`
     return bool(a == b)
 
 
 def member(needle: Any, haystack: Any) -> bool:
-    """`needle in haystack` for sets, lists and map keys."""
+    """`needle in haystack` for sets, lists and map keys, by `eq`."""
     if needle.__class__ is str:  # the common case: an ID or a code, hashable as it is
         kind = haystack.__class__
         if kind is frozenset or kind is list or kind is set or kind is dict:
             return needle in haystack
         if isinstance(haystack, frozenset | set | dict):
             return needle in haystack
-    key = hashable(needle)
     if isinstance(haystack, frozenset | set | dict):
-        return key in haystack
-    return any(hashable(item) == key for item in coll(haystack, "`in`"))
+        if needle.__class__ is bool or _may_be_bool(needle):
+            # hashed alike, `true` and `1` meet in a set: the element itself decides
+            return any(eq(needle, item) for item in haystack)
+        return value_key(needle) in haystack  # a list or a map is never a set's element
+    key = value_key(needle)
+    return any(value_key(item) == key for item in coll(haystack, "`in`"))
+
+
+def _may_be_bool(value: Any) -> bool:
+    """Whether Python would find `value` equal to a boolean: a number that is 0 or 1."""
+    return isinstance(value, int | float | Fraction | Decimal) and (value == 0 or value == 1)
 
 
 def lt(a: Any, b: Any) -> bool:
@@ -480,7 +468,7 @@ def lines(value: Any) -> int:
 
 def unique(value: Any) -> bool:
     """No element repeats."""
-    items = [hashable(item) for item in coll(value, "unique")]
+    items = [value_key(item) for item in coll(value, "unique")]
     return len(items) == len(set(items))
 
 
@@ -488,7 +476,7 @@ def sorted_unique(value: Any) -> list[Any]:
     """The elements once each, in a fixed sorted order."""
     kept: dict[Any, Any] = {}
     for item in coll(value, "sorted_unique"):
-        kept.setdefault(hashable(item), item)
+        kept.setdefault(value_key(item), item)
     by_key = {key: item for key, item in kept.items()}
     return [by_key[key] for key in _ordered(by_key)]
 
@@ -527,7 +515,7 @@ def union(*collections: Any) -> list[Any]:
     merged: dict[Any, Any] = {}
     for collection in collections:
         for item in coll(collection, "union"):
-            merged.setdefault(hashable(item), item)
+            merged.setdefault(value_key(item), item)
     return list(merged.values())
 
 
