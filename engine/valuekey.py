@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+_CONTAINERS = (list, dict)
+_LEAVES = frozenset({str, int, type(None), tuple})  # most values, decided without isinstance
+
 
 def value_key(value: Any) -> Any:
     """A hashable key of `value`: texts, numbers, null and nodes are their own keys (so
@@ -19,12 +22,12 @@ def value_key(value: Any) -> Any:
     tuple tagged by what it is, of its items' keys (a map's entries sorted by name).
     Iterative, post-order over an explicit stack: no nesting depth of the data can
     exhaust the interpreter's stack."""
-    if not isinstance(value, list | dict):
+    if value.__class__ in _LEAVES or not isinstance(value, _CONTAINERS):
         return ("bool", value) if value.__class__ is bool else value
     built: dict[int, Any] = {}
 
     def part(item: Any) -> Any:
-        if isinstance(item, list | dict):
+        if isinstance(item, _CONTAINERS):
             return built[id(item)]
         return ("bool", item) if item.__class__ is bool else item
 
@@ -39,5 +42,5 @@ def value_key(value: Any) -> Any:
             continue
         stack.append((item, True))
         children = item if isinstance(item, list) else item.values()
-        stack += [(child, False) for child in children if isinstance(child, list | dict)]
+        stack += [(child, False) for child in children if isinstance(child, _CONTAINERS)]
     return built[id(value)]

@@ -259,7 +259,6 @@ class Compiler:
             "_FAILURES": runtime.FAILURES,
             "_ELEMENT": ELEMENT_MARK,
             "_NO_NODES": runtime.NO_NODES,
-            "_FLAT_CLASSES": runtime.FLAT_CLASSES,
             "_ID_DIGITS": runtime.ID_DIGITS,
             "_line_count": line_count,
             "_missing": object(),  # not memoised yet: no value of the language is this object
@@ -1027,16 +1026,16 @@ class Compiler:
         return f"({value.format(local)} if {test} else {function}({local}))"
 
     def _same_class_inlined(self, left: str, right: str) -> str:
-        """`_eq(left, right)` with its common case inlined: two texts, two integers, two
-        values of one class that holds no other values, where `eq` is Python's `==` (a
-        boolean equals only a boolean; a list or a map goes to `eq`, which tells `true`
-        from `1` inside them). Operands are computed once, in order, as in
+        """`_eq(left, right)` with its common case inlined: two values of one class (two
+        texts, two integers), where `eq` is Python's `==` (a boolean equals only a
+        boolean), but for two lists or two maps, which go to `eq` (it tells `true` from
+        `1` inside them). Operands are computed once, in order, as in
         `_integers_inlined`."""
         if not self._assigns_temporaries():
             return f"_eq({left}, {right})"
         first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
         same = f"({first} := {left}).__class__ is ({second} := {right}).__class__"
-        flat = f"{first}.__class__ in _FLAT_CLASSES"
+        flat = f"{first}.__class__ is not list and {first}.__class__ is not dict"
         return f"({first} == {second} if {same} and {flat} else _eq({first}, {second}))"
 
     def _membership(self, node: ast.Binary, scope: dict[str, str], left: str, right: str) -> str:

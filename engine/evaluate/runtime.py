@@ -25,9 +25,15 @@ from engine.textlines import line_count
 from engine.valuekey import value_key
 
 NUMBER_TYPES = (int, Fraction)
-# Classes of values that hold no other values: two of one class are equal exactly when
-# Python's `==` says so (a node is a tuple of its kind and number).
-FLAT_CLASSES = frozenset({str, int, bool, float, Fraction, Decimal, type(None), tuple})
+# Classes tested with `isinstance` on the hot paths, as tuples: a union `A | B` written in
+# the call is made anew by every call.
+_CONTAINER_CLASSES = frozenset({list, dict})  # the language's lists and maps, as parsed
+_SEQUENCES = (list, tuple)
+_SETS = (frozenset, set)
+_LOOKUPS = (frozenset, set, dict)
+_NUMBERS = (int, float, Fraction, Decimal)
+_SIZED = (str, list, tuple, frozenset, set, dict)
+_OWN_KEYS = (str, int, Fraction)  # values that are their own `having` keys
 EMPTY: tuple[Any, ...] = ()  # nothing to iterate
 # What a navigation from a node without such edges reaches: a list, as every other
 # navigation gives (the empty `()` would make `eq` call two empty navigations different);
@@ -125,9 +131,9 @@ def remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
 
 def coll(value: Any, what: str = "iteration") -> Iterable[Any]:
     """A collection to iterate; maps iterate over their keys; null is an error."""
-    if value.__class__ is list or isinstance(value, list | tuple):
+    if value.__class__ is list or isinstance(value, _SEQUENCES):
         return value
-    if isinstance(value, frozenset | set):
+    if isinstance(value, _SETS):
         return _ordered(value)
     if isinstance(value, dict):
         return list(value)
@@ -183,9 +189,11 @@ def navigate(edges: dict[Any, Any], target: Any) -> Any:
 
 def eq(a: Any, b: Any) -> bool:
     """Equality where `true` never equals `1`, at any depth of a list or a map."""
+    if a.__class__ is str:  # the common case: a text equals only the same text
+        return a == b
     if a.__class__ is bool or b.__class__ is bool:
         return a.__class__ is b.__class__ and a == b
-    if isinstance(a, list | dict) and isinstance(b, list | dict):
+    if a.__class__ in _CONTAINER_CLASSES and b.__class__ in _CONTAINER_CLASSES:
         return a == b and value_key(a) == value_key(b)  # Python's `==` is `true == 1`
     return bool(a == b)
 
@@ -196,9 +204,9 @@ def member(needle: Any, haystack: Any) -> bool:
         kind = haystack.__class__
         if kind is frozenset or kind is list or kind is set or kind is dict:
             return needle in haystack
-        if isinstance(haystack, frozenset | set | dict):
+        if isinstance(haystack, _LOOKUPS):
             return needle in haystack
-    if isinstance(haystack, frozenset | set | dict):
+    if isinstance(haystack, _LOOKUPS):
         if needle.__class__ is bool or _may_be_bool(needle):
             # hashed alike, `true` and `1` meet in a set: the element itself decides
             return any(eq(needle, item) for item in haystack)
@@ -209,7 +217,7 @@ def member(needle: Any, haystack: Any) -> bool:
 
 def _may_be_bool(value: Any) -> bool:
     """Whether Python would find `value` equal to a boolean: a number that is 0 or 1."""
-    return isinstance(value, int | float | Fraction | Decimal) and (value == 0 or value == 1)
+    return isinstance(value, _NUMBERS) and (value == 0 or value == 1)
 
 
 def lt(a: Any, b: Any) -> bool:
@@ -367,9 +375,9 @@ def unavailable(fields: Any) -> Unavailable:
     a nonempty list or set of texts), which the records lack."""
     if isinstance(fields, str):
         names: list[Any] = [fields]
-    elif isinstance(fields, frozenset | set):
+    elif isinstance(fields, _SETS):
         names = _ordered(fields)
-    elif isinstance(fields, list | tuple):
+    elif isinstance(fields, _SEQUENCES):
         names = list(dict.fromkeys(fields))
     else:
         raise EvaluationError(f"`unavailable` needs a field name or a list, found {_shown(fields)}")
@@ -433,7 +441,7 @@ def length(value: Any) -> int:
     """Length of a text or a collection."""
     if value.__class__ is list or value.__class__ is str:  # the common cases, tested first
         return len(value)
-    if isinstance(value, str | list | tuple | frozenset | set | dict):
+    if isinstance(value, _SIZED):
         return len(value)  # what `coll` would give has this many elements: no copy, no sort
     return len(list(coll(value, "len")))
 
@@ -540,7 +548,7 @@ def _key(value: Any) -> Any:
     """
     if value.__class__ is bool:
         return (bool, value)
-    if value is None or isinstance(value, str | int | Fraction):
+    if value is None or isinstance(value, _OWN_KEYS):
         return value
     if isinstance(value, float):
         return value if value == value else _NOTHING
@@ -1012,9 +1020,9 @@ def json_data(value: Any, nodes: Graph | None = None) -> Any:
         return nodes.id_of(value)
     if value.__class__ is tuple and len(value) == 2 and isinstance(value[0], str):
         raise ValueError("a node is not a JSON value")
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCES):
         return [json_data(item, nodes) for item in value]
-    if isinstance(value, frozenset | set):
+    if isinstance(value, _SETS):
         return [json_data(item, nodes) for item in _ordered(value)]
     if isinstance(value, dict):
         return {str(key): json_data(item, nodes) for key, item in value.items()}
