@@ -60,6 +60,7 @@ def _atoms(var: str) -> list[str]:
         f"line_count({var}.v) >= 1",
         f'prefix({var}.v) == "u"',
         f"{var}.id in ids(rec)",
+        f"{var}.next in ids(union(rec))",
         f"prefix({var}.b) in letters",
         "true",
         "false",

@@ -248,9 +248,10 @@ class Compiler:
 
     def __init__(self, checked: CheckedRuleset, inline: bool = True) -> None:
         """`inline=False` compiles every condition as one expression, every `in` through
-        `member` and every comparison through its runtime function: the plain code the
-        statements of `_truth_lines`, the inlined look-ups of `_membership` and the
-        inlined comparisons are tested against."""
+        `member`, every comparison through its runtime function and `ids` of a union of
+        kinds by reading each node: the plain code the statements of `_truth_lines`, the
+        inlined look-ups of `_membership`, the inlined comparisons and the kinds' id
+        indexes are tested against."""
         self.checked = checked
         self.symbols = checked.symbols
         self.constants: dict[str, Any] = {}
@@ -919,10 +920,11 @@ class Compiler:
             case "ids" if self._is_kind_ids(node, scope):
                 assert isinstance(first, ast.Name)
                 return self._graph_constant(f"G.id_set({first.id!r})")
+            case "ids" if self._lowers and (kinds := self._whole_kinds(first, scope)):
+                return self._graph_constant(f"G.kinds_ids({kinds!r})")
             case "ids":
                 return f"_node_ids(G, {args[0]})"
-            case "union" if node.args and all(self._is_kind(arg, scope) for arg in node.args):
-                kinds = tuple(arg.id for arg in node.args if isinstance(arg, ast.Name))
+            case "union" if (kinds := self._whole_kinds(node, scope)) is not None:
                 return self._graph_constant(f"G.kinds_union({kinds!r})")
             case "union":
                 return f"_union({', '.join(args)})"
@@ -1075,6 +1077,18 @@ class Compiler:
                     self.constant(node.id), frozenset
                 )
         return False
+
+    def _whole_kinds(self, node: ast.Expr | None, scope: dict[str, str]) -> tuple[str, ...] | None:
+        """The kinds of `union(K1, K2, ...)` of whole kinds (the builtin), else None."""
+        if (
+            isinstance(node, ast.Call)
+            and node.func == "union"
+            and node.func not in self.symbols.metrics
+            and node.args
+            and all(self._is_kind(arg, scope) for arg in node.args)
+        ):
+            return tuple(arg.id for arg in node.args if isinstance(arg, ast.Name))
+        return None
 
     def _is_kind_ids(self, node: ast.Expr, scope: dict[str, str]) -> bool:
         """Whether `node` is `ids(KIND)` of a whole kind (a frozenset of texts)."""

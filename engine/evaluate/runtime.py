@@ -190,7 +190,7 @@ def navigate(edges: dict[Any, Any], target: Any) -> Any:
 def eq(a: Any, b: Any) -> bool:
     """Equality where `true` never equals `1`, at any depth of a list or a map."""
     if a.__class__ is str:  # the common case: a text equals only the same text
-        return a == b
+        return bool(a == b)
     if a.__class__ is bool or b.__class__ is bool:
         return a.__class__ is b.__class__ and a == b
     if a.__class__ in _CONTAINER_CLASSES and b.__class__ in _CONTAINER_CLASSES:

@@ -561,6 +561,11 @@ class Graph:
             self._unions[kinds] = found
         return found
 
+    def kinds_ids(self, kinds: tuple[str, ...]) -> frozenset[str]:
+        """`ids(union(...))` of whole kinds: every text id of their nodes, from the kinds'
+        indexes (no node read)."""
+        return frozenset().union(*(self.ids.get(kind, ()) for kind in kinds))
+
     def id_set(self, kind: str) -> frozenset[str]:
         """Every id of a kind (cached)."""
         if kind not in self._id_sets:
