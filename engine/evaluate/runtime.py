@@ -25,9 +25,9 @@ from engine.textlines import line_count
 from engine.valuekey import value_key
 
 NUMBER_TYPES = (int, Fraction)
+_CONTAINER_CLASSES = frozenset({list, dict})  # the language's lists and maps, as parsed
 # Classes tested with `isinstance` on the hot paths, as tuples: a union `A | B` written in
 # the call is made anew by every call.
-_CONTAINER_CLASSES = frozenset({list, dict})  # the language's lists and maps, as parsed
 _SEQUENCES = (list, tuple)
 _SETS = (frozenset, set)
 _LOOKUPS = (frozenset, set, dict)
