@@ -315,7 +315,11 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("JSON_DUPLICATE_KEY", "a JSON object names a key twice"),
             ("JSON_NON_FINITE", "NaN or Infinity in JSON"),
             ("JSON_LONE_SURROGATE", "a JSON string with an unpaired surrogate escape"),
-            ("JSON_NUMBER_RANGE", "a JSON number too large to hold exactly"),
+            (
+                "JSON_NUMBER_RANGE",
+                "a JSON number a 64-bit float cannot hold as written: beyond its range, below"
+                " it (it would be read as zero), or with more significant digits than it keeps",
+            ),
             ("JSON_TRAILING_DATA", "bytes after the JSON value"),
             ("YAML_DUPLICATE_KEY", "a YAML mapping names a key twice"),
             ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),

@@ -1084,6 +1084,12 @@ def json_cases() -> list[Case]:
             F("JSON_NUMBER_RANGE"),
         ),
         bad(
+            "json: a number a 64-bit float would read as another (1e-400 as zero)",
+            "B",
+            answer("B", text=[replace_once('"end_line": 23', '"end_line": 1e-400')]),
+            F("JSON_NUMBER_RANGE"),
+        ),
+        bad(
             "json: trailing data after the document",
             "B",
             answer("B", raw=lambda data: data + b"{}"),

@@ -313,7 +313,58 @@ def test_large_but_finite_numbers_are_fine() -> None:
     big = int("1" + "0" * 308)
     assert loads_strict(b"1" + b"0" * 308, SOURCE) == big
     assert loads_strict(b"-1" + b"0" * 308, SOURCE) == -big
-    assert loads_strict(b"[1.7976931348623157e308, 1e-999]", SOURCE) == [1.7976931348623157e308, 0]
+    assert loads_strict(b"[1.7976931348623157e308, 5e-324]", SOURCE) == [
+        1.7976931348623157e308,
+        5e-324,
+    ]
+
+
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ("1e-999", "0.0"),  # below the float's range: not zero as written
+        ("3e-324", "5e-324"),  # between two subnormal floats
+        ("0.1000000000000000055511151231257827", "0.1"),  # more digits than a float keeps
+        ("123456789012345678901.5", "1.2345678901234568e+20"),
+        ("-9007199254740993.0", "-9007199254740992.0"),
+        ("1e-99999999999999999999999999999", "0.0"),  # an exponent beyond Decimal's too
+    ],
+)
+def test_a_number_a_float_cannot_hold_as_written_is_refused(written: str, read: str) -> None:
+    raw = f'{{"cost": [1.5, {written}]}}'.encode()
+    assert found(raw) == [("JSON_NUMBER_RANGE", 1, 16, "/cost/1")]
+    assert message(raw) == (
+        f"number `{written[:37] + '...' if len(written) > 40 else written}` cannot be held"
+        f" as written by a 64-bit float (it would be read as `{read}`): write a number it"
+        " holds as written, or the value as text"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_float_as_python_writes_it_is_read_back(value: float) -> None:
+    # Python's json (as inspect_ai writes its logs) writes the shortest text of a float,
+    # which is read as written; so is every number of up to 15 significant digits.
+    assert loads_strict(json.dumps([value]).encode(), SOURCE) == [value]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "0.1",
+        "-0.0",
+        "0.0",
+        "3672.0",
+        "1e-310",
+        "1.5E+3",
+        "0.30000000000000004",
+        "123456.789012345",
+        "2.2250738585072014e-308",
+        "0e-999999999999999999999999",
+    ],
+)
+def test_numbers_a_float_holds_as_written_are_read(written: str) -> None:
+    assert loads_strict(f"[{written}]".encode(), SOURCE) == [float(written)]
 
 
 # --- several problems at once ------------------------------------------------------------

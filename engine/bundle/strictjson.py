@@ -27,8 +27,10 @@ import json
 import math
 import pathlib
 import re
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
@@ -49,6 +51,12 @@ _BOM: Final = b"\xef\xbb\xbf"
 _SAFE_INT_CHARS: Final = 308
 # Shown user input is cut to this many characters.
 _SHOW_LIMIT: Final = 40
+# A number with a fraction or an exponent is read as the shortest decimal that gives its
+# 64-bit float (`repr`, then exactly: `engine.graph.build.to_exact`). Written with at most
+# this many characters (so at most 15 significant digits) and within the float's normal
+# range, that decimal is the one written; any other is compared with what was written.
+_AS_WRITTEN_CHARS: Final = 15
+_NORMAL_MIN: Final = sys.float_info.min
 
 _HEX2: Final = "[0-9a-fA-F]{2}"
 _HIGH: Final = rf"\\u[dD][89abAB]{_HEX2}"
@@ -112,9 +120,20 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_float(text: str) -> float:
     value = JsonFloat(text)
-    if value - value == 0.0:  # finite (inf - inf is nan); cheaper than math.isfinite
+    if value - value == 0.0 and (  # finite (inf - inf is nan); cheaper than math.isfinite
+        (len(text) <= _AS_WRITTEN_CHARS and abs(value) >= _NORMAL_MIN) or _as_written(text, value)
+    ):
         return value
     raise _Suspicious
+
+
+def _as_written(text: str, value: float) -> bool:
+    """Whether the float `value` of the JSON number `text` is read as the number written:
+    not rounded to the float's 17 significant digits, nor below its range to zero."""
+    try:
+        return Decimal(text) == Decimal(repr(value))
+    except ArithmeticError:  # an exponent beyond even Decimal's: as written only as a zero
+        return value == 0.0 and not text.lower().partition("e")[0].strip("-+0.")
 
 
 def _parse_int(text: str) -> int:
@@ -669,10 +688,20 @@ class _Scanner:
             return end
         number = _NUMBER.match(text, pos)
         if number is not None:
-            if not _isfinite(float(number.group())):
+            written = number.group()
+            as_float = float(written)
+            if not _isfinite(as_float):
                 self._report(
                     "JSON_NUMBER_RANGE",
-                    f"number `{_show(number.group())}` is outside the range of a 64-bit float",
+                    f"number `{_show(written)}` is outside the range of a 64-bit float",
+                    pos,
+                )
+            elif written.strip("-0123456789") and not _as_written(written, as_float):
+                self._report(
+                    "JSON_NUMBER_RANGE",
+                    f"number `{_show(written)}` cannot be held as written by a 64-bit float"
+                    f" (it would be read as `{as_float!r}`): write a number it holds"
+                    " as written, or the value as text",
                     pos,
                 )
             return number.end()

@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Collection
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,13 @@ def _float(text: str) -> float:
     value = float(text)
     if value - value != 0.0:  # 1e400 overflows to inf
         raise JsonProblem("JSON_NUMBER_RANGE")
+    if len(text) > 15 or abs(value) < sys.float_info.min:  # maybe not read as written
+        try:
+            written = Decimal(text) == Decimal(repr(value))
+        except ArithmeticError:  # an exponent beyond Decimal's
+            written = value == 0.0 and not text.lower().partition("e")[0].strip("-+0.")
+        if not written:
+            raise JsonProblem("JSON_NUMBER_RANGE")
     return value
 
 
