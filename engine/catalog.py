@@ -324,7 +324,10 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
             ("YAML_DUPLICATE_KEY", "a YAML mapping names a key twice"),
             ("YAML_ALIAS", "a YAML anchor or alias (refused: they make documents unbounded)"),
             ("YAML_NON_FINITE", "`.nan` or `.inf` in YAML (numbers must be finite)"),
-            ("YAML_NUMBER_RANGE", "a YAML number too large to hold exactly"),
+            (
+                "YAML_NUMBER_RANGE",
+                "a YAML number too large, or a float a 64-bit float cannot hold as written",
+            ),
         ),
     )
     + _entries(

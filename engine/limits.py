@@ -35,6 +35,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -285,6 +286,18 @@ def too_many_values(raw: bytes, file: str, *, yaml: bool = False) -> RulecheckEr
         Location(file),
     )
     return RulecheckError([diagnostic], ExitCode.REFUSED)
+
+
+def held_as_written(text: str, value: float) -> bool:
+    """Whether `value`, the 64-bit float of the decimal number `text` (JSON or YAML), is
+    read as the number written: a number with a fraction or an exponent is read as its
+    float's shortest decimal (`repr`), so one with more significant digits than a float
+    keeps, or below its range, would silently become another. An exponent beyond even
+    Decimal's holds as written only as a zero."""
+    try:
+        return Decimal(text) == Decimal(repr(value))
+    except ArithmeticError:
+        return value == 0.0 and not text.lower().partition("e")[0].strip("-+0.")
 
 
 def number_too_large(digits: str, exponent: int) -> str | None:

@@ -153,3 +153,42 @@ def test_what_is_not_the_plain_shape_is_refused_as_before() -> None:
     for raw in refused:
         assert _streamed(raw)[0] == "refused"
         assert _streamed(raw) == _composed(raw)
+
+
+# Numbers: a YAML float is read through a 64-bit float as its shortest decimal, so one
+# beyond the float's range, below it or with more digits than it keeps is refused, by
+# both readers alike; any other spelling of a float is read as written.
+_REFUSED_NUMBERS = {
+    "1.0e+400": "is outside the range of a 64-bit float",
+    "1.0e-400": "cannot be held as written by a 64-bit float (it would be read as `0.0`)",
+    "0.1000000000000000055511151231257827": "(it would be read as `0.1`)",
+    "-9007199254740993.0": "(it would be read as `-9007199254740992.0`)",
+}
+
+
+def test_a_float_not_held_as_written_is_refused_by_both_readers() -> None:
+    for written, words in _REFUSED_NUMBERS.items():
+        raw = f"a: 1\nb: {written}\n".encode()
+        streamed = _streamed(raw)
+        assert streamed == _composed(raw)
+        assert streamed[0] == "refused", written
+        (diagnostic,) = streamed[1]
+        assert diagnostic.code == "YAML_NUMBER_RANGE"
+        assert diagnostic.location is not None and diagnostic.location.line == 2
+        assert words in diagnostic.message
+
+
+def test_floats_held_as_written_are_read_by_both_readers() -> None:
+    raw = b"a: 0.5\nb: 1_000.25\nc: .5\nd: -1.\ne: 6.8523015e+5\nf: 190:20:30.15\ng: 1e-400\n"
+    streamed = _streamed(raw)
+    assert streamed == _composed(raw)
+    data = streamed[0]
+    assert data == {
+        "a": 0.5,
+        "b": 1000.25,
+        "c": 0.5,
+        "d": -1.0,
+        "e": 685230.15,
+        "f": 685230.15,
+        "g": "1e-400",
+    }

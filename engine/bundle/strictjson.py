@@ -30,11 +30,17 @@ import re
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Final
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.limits import MAX_NESTING, MAX_STRING_CHARS, MAX_VALUES, read_input, too_many_values
+from engine.limits import (
+    MAX_NESTING,
+    MAX_STRING_CHARS,
+    MAX_VALUES,
+    held_as_written,
+    read_input,
+    too_many_values,
+)
 from engine.pointer import escape_token
 
 __all__ = [
@@ -120,20 +126,11 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_float(text: str) -> float:
     value = JsonFloat(text)
-    if value - value == 0.0 and (  # finite (inf - inf is nan); cheaper than math.isfinite
-        (len(text) <= _AS_WRITTEN_CHARS and abs(value) >= _NORMAL_MIN) or _as_written(text, value)
-    ):
+    # finite (inf - inf is nan; cheaper than math.isfinite), and read as written
+    short = len(text) <= _AS_WRITTEN_CHARS and abs(value) >= _NORMAL_MIN
+    if value - value == 0.0 and (short or held_as_written(text, value)):
         return value
     raise _Suspicious
-
-
-def _as_written(text: str, value: float) -> bool:
-    """Whether the float `value` of the JSON number `text` is read as the number written:
-    not rounded to the float's 17 significant digits, nor below its range to zero."""
-    try:
-        return Decimal(text) == Decimal(repr(value))
-    except ArithmeticError:  # an exponent beyond even Decimal's: as written only as a zero
-        return value == 0.0 and not text.lower().partition("e")[0].strip("-+0.")
 
 
 def _parse_int(text: str) -> int:
@@ -696,7 +693,7 @@ class _Scanner:
                     f"number `{_show(written)}` is outside the range of a 64-bit float",
                     pos,
                 )
-            elif written.strip("-0123456789") and not _as_written(written, as_float):
+            elif written.strip("-0123456789") and not held_as_written(written, as_float):
                 self._report(
                     "JSON_NUMBER_RANGE",
                     f"number `{_show(written)}` cannot be held as written by a 64-bit float"

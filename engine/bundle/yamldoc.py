@@ -24,6 +24,7 @@ from engine.limits import (
     MAX_NUMBER_DIGITS,
     MAX_STRING_CHARS,
     MAX_VALUES,
+    held_as_written,
     read_input,
     too_many_values,
 )
@@ -100,7 +101,8 @@ def _at(node: yaml.Node, file: str) -> Location:
 
 
 def _scalar_problem(node: yaml.Node, file: str) -> Diagnostic | None:
-    """A string too long, or a number that is not finite or too large to hold exactly."""
+    """A string too long, or a number that is not finite, too large, or (a float) not
+    held as written by a 64-bit float (`engine.limits.held_as_written`)."""
     value = node.value
     if not isinstance(value, str):  # pragma: no cover - scalars hold text
         return None
@@ -136,6 +138,13 @@ def _scalar_problem(node: yaml.Node, file: str) -> Diagnostic | None:
             return Diagnostic(
                 "YAML_NUMBER_RANGE",
                 f"number `{_cut(value)}` is outside the range of a 64-bit float",
+                _at(node, file),
+            )
+        if ":" not in value and not held_as_written(value.replace("_", ""), number):
+            return Diagnostic(
+                "YAML_NUMBER_RANGE",
+                f"number `{_cut(value)}` cannot be held as written by a 64-bit float (it would"
+                f" be read as `{number!r}`): write a number it holds as written, or quote it",
                 _at(node, file),
             )
     return None
