@@ -34,6 +34,7 @@ import contextvars
 import hashlib
 import os
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -288,12 +289,21 @@ def too_many_values(raw: bytes, file: str, *, yaml: bool = False) -> RulecheckEr
     return RulecheckError([diagnostic], ExitCode.REFUSED)
 
 
+# A decimal written with at most this many characters (so at most 15 significant digits)
+# and within the float's normal range is the shortest decimal of its float: held as
+# written without comparing the two.
+_AS_WRITTEN_CHARS: Final = 15
+_NORMAL_MIN: Final = sys.float_info.min
+
+
 def held_as_written(text: str, value: float) -> bool:
-    """Whether `value`, the 64-bit float of the decimal number `text` (JSON or YAML), is
-    read as the number written: a number with a fraction or an exponent is read as its
-    float's shortest decimal (`repr`), so one with more significant digits than a float
-    keeps, or below its range, would silently become another. An exponent beyond even
-    Decimal's holds as written only as a zero."""
+    """Whether `value`, the finite 64-bit float of the decimal number `text` (JSON or
+    YAML), is read as the number written: a number with a fraction or an exponent is read
+    as its float's shortest decimal (`repr`, then exactly), so one with more significant
+    digits than a float keeps, or below its range, would silently become another. An
+    exponent beyond even Decimal's holds as written only as a zero."""
+    if len(text) <= _AS_WRITTEN_CHARS and abs(value) >= _NORMAL_MIN:
+        return True
     try:
         return Decimal(text) == Decimal(repr(value))
     except ArithmeticError:

@@ -27,7 +27,6 @@ import json
 import math
 import pathlib
 import re
-import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -57,12 +56,6 @@ _BOM: Final = b"\xef\xbb\xbf"
 _SAFE_INT_CHARS: Final = 308
 # Shown user input is cut to this many characters.
 _SHOW_LIMIT: Final = 40
-# A number with a fraction or an exponent is read as the shortest decimal that gives its
-# 64-bit float (`repr`, then exactly: `engine.graph.build.to_exact`). Written with at most
-# this many characters (so at most 15 significant digits) and within the float's normal
-# range, that decimal is the one written; any other is compared with what was written.
-_AS_WRITTEN_CHARS: Final = 15
-_NORMAL_MIN: Final = sys.float_info.min
 
 _HEX2: Final = "[0-9a-fA-F]{2}"
 _HIGH: Final = rf"\\u[dD][89abAB]{_HEX2}"
@@ -127,8 +120,7 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _parse_float(text: str) -> float:
     value = JsonFloat(text)
     # finite (inf - inf is nan; cheaper than math.isfinite), and read as written
-    short = len(text) <= _AS_WRITTEN_CHARS and abs(value) >= _NORMAL_MIN
-    if value - value == 0.0 and (short or held_as_written(text, value)):
+    if value - value == 0.0 and held_as_written(text, value):
         return value
     raise _Suspicious
 
