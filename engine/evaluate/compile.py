@@ -1002,10 +1002,11 @@ class Compiler:
         local; inside a comprehension, where Python cannot assign one, the call stays."""
         if not self._assigns_temporaries():
             return f"{function}({left}, {right})"
-        first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
+        first = f"t{next(self._counter)}"
         if self._is_integer_literal(right):  # `x.end - 1`, `len(x.ids) >= 1`: one test
             test = f"({first} := {left}).__class__ is int"
             return f"({first} {operator} {right} if {test} else {function}({first}, {right}))"
+        second = f"t{next(self._counter)}"
         both = f"(({first} := {left}).__class__ is int) & (({second} := {right}).__class__ is int)"
         return f"({first} {operator} {second} if {both} else {function}({first}, {second}))"
 
