@@ -3,7 +3,8 @@
 Each `tests/data/replay/NAME.jsonl` is a trace replayed by `machine.rules`; the file
 `NAME.expected` beside it holds, one line per row, the `steps` table (how each event was
 judged) and then the `entities` table (where each entity ended), as
-`rulecheck evaluate --format json` reports them. Adding a case is adding the two files.
+`rulecheck evaluate --format json` reports them. Adding a case is adding the two files;
+a trace that needs a machine of its own has it beside it as `NAME.rules`.
 The checker's refusals of a malformed replay go through `rulecheck lint`.
 """
 
@@ -25,6 +26,11 @@ from tests.cli_run import CliRun
 DATA = Path(__file__).parent / "data" / "replay"
 LINT = Path(__file__).parent / "data" / "lint"
 TRACES = sorted(DATA.glob("*.jsonl"))
+
+
+def _machine(trace: Path) -> Path:
+    own = trace.with_suffix(".rules")
+    return own if own.exists() else DATA / "machine.rules"
 
 
 def _cell(value: Any) -> str:
@@ -61,7 +67,7 @@ def test_replay_judges_every_event_as_expected(trace: Path) -> None:
             "evaluate",
             "trace",
             "--rules",
-            str(DATA / "machine.rules"),
+            str(_machine(trace)),
             "--input",
             f"trace={trace}",
             "--format",

@@ -140,11 +140,6 @@ def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
     return [events[i] for i in order], None
 
 
-def _plain(value: Any) -> Any:
-    """A hashable stand-in for a value, converting only lists and maps (most are texts)."""
-    return value_key(value) if isinstance(value, list | dict) else value
-
-
 def _content(values: dict[str, Any], record: dict[str, Any] | None, skip: frozenset[str]) -> Any:
     """What a redelivery repeats: every field of the record but its id, its key field and
     its order: the record's fields as the node holds them (a declared attribute's value
@@ -181,7 +176,7 @@ def replay(graph: Graph, spec: Machine) -> Replay:
         key = values.get(spec.key) if spec.key else None
         if key is not None:
             content = (
-                tuple(_plain(values.get(field)) for field in spec.over)
+                tuple(value_key(values.get(field)) for field in spec.over)
                 if spec.over
                 else _content(values, graph.record(node), skip)
             )
