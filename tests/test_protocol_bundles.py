@@ -86,7 +86,11 @@ def test_a_document_linked_from_outside_the_bundle_is_refused(trials: Path, tmp_
 def test_a_bundle_for_another_protocol_is_refused() -> None:
     run = _check(TRIALS, "--protocol", "oracle_calibration")
     assert run.exit_code == 1
-    assert [d["code"] for d in run.data["diagnostics"]] == ["PROTOCOL_MISMATCH"]
+    [diagnostic] = run.data["diagnostics"]
+    assert diagnostic["code"] == "PROTOCOL_MISMATCH"
+    where = diagnostic["location"]
+    assert where["file"].endswith("rulecheck.yaml")
+    assert (where["line"], where["pointer"]) == (1, "/protocol")  # where it names the other
 
 
 def test_the_oracle_alone_is_checked_by_its_own_protocol(trials: Path) -> None:

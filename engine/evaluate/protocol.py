@@ -102,8 +102,8 @@ def find_protocol(program: Program, root: Path, name: str | None) -> ast.Protoco
         raise RulecheckError(
             [Diagnostic("USAGE_PROTOCOL", message, where, hint=hint)], ExitCode.USAGE
         )
-    if pinned is not None:
-        _check_pin(program, root, chosen, pinned)
+    if pinning is not None:
+        _check_pin(program, chosen, pinning)
     return protocols[chosen]
 
 
@@ -148,16 +148,20 @@ def protocol_by_documents(
     return protocols[chosen[0]] if len(chosen) == 1 else None
 
 
-def _check_pin(program: Program, root: Path, chosen: str, pinned: dict[str, str]) -> None:
-    where = Location(str(root / "rulecheck.yaml"))
+def _check_pin(program: Program, chosen: str, pinning: Document) -> None:
+    """The bundle's `rulecheck.yaml` agrees with the protocol chosen and the rules loaded;
+    each disagreement located at the line that says otherwise."""
+    pinned: dict[str, str] = pinning.value
     problems = []
     if pinned["protocol"] != chosen:
         message = f"the bundle is for protocol `{pinned['protocol']}`, not `{chosen}`"
+        where = pinning.locate("/protocol")
         problems.append(Diagnostic("PROTOCOL_MISMATCH", message, where))
     expected = pinned.get("ruleset_hash")
     actual = program.ruleset.hashed.ruleset_hash
     if expected is not None and expected != actual:
         message = f"the bundle pins ruleset `{expected}`; the rules loaded are `{actual}`"
+        where = pinning.locate("/ruleset_hash")
         problems.append(Diagnostic("PROTOCOL_RULESET_MISMATCH", message, where))
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
