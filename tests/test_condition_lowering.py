@@ -55,6 +55,8 @@ def _atoms(var: str) -> list[str]:
         f"{var}.v == {var}.a",
         f"{var}.v != {var}.f",
         f"{var}.v == {var}.b",
+        f"{var}.v == 0.1",
+        f"{var}.v in {{0.1, 1}}",
         f"{var}.b != {var}.next",
         f"len({var}.v) == 1",
         f"line_count({var}.v) >= 1",
@@ -99,7 +101,7 @@ def _condition(draw: st.DrawFn, variables: tuple[str, ...], depth: int = 0) -> s
 
 # Every class of value an attribute of type `any` may hold: the comparisons and builtins
 # inlined for some classes of their operands call their function for the others.
-_ANY_VALUES = (None, True, False, 0, 1, "u", "u1", "", "1\n2", ["t"], {"k": 1})
+_ANY_VALUES = (None, True, False, 0, 1, 0.1, 1.0, "u", "u1", "", "1\n2", ["t"], {"k": 1})
 
 _RECORDS = st.lists(
     st.fixed_dictionaries(

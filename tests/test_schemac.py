@@ -187,6 +187,19 @@ def test_enum_const_and_unique_checks_take_any_depth() -> None:
     assert value_key(True) == ("bool", True) and value_key(1) == 1
 
 
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_s_key_is_the_decimal_it_is_written_as(number: float) -> None:
+    """`0.1` read from a document is one tenth, at the top and inside a list: the key a
+    rule's exact `0.1` has too (Python's own `==` would compare the float's binary value)."""
+    from fractions import Fraction
+
+    from engine.valuekey import value_key
+
+    written = Fraction(json.dumps(number))
+    assert value_key(number) == written and hash(value_key(number)) == hash(written)
+    assert value_key([number]) == value_key([written])
+
+
 @pytest.mark.parametrize(
     "name",
     sorted(

@@ -59,12 +59,13 @@ _RUNTIME_NAMES = (
     "coll attr attr_id eq member lt le gt ge add sub mul div neg not_ median lower_quartile "
     "upper_quartile mean minimum maximum "
     "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure "
-    "remember"
+    "remember set_of"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
     for name in {*_RUNTIME_NAMES.split(), *(b.runtime for b in BUILTINS if b.runtime)}
 }
+_LITERALS = (ast.Number, ast.String, ast.Bool, ast.Null)
 _ORDER = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge"}
 _ARITHMETIC = {"+": "_add", "-": "_sub", "*": "_mul", "/": "_div"}
 _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "_maximum"}
@@ -822,8 +823,10 @@ class Compiler:
                 finally:
                     self._comprehensions -= 1
             case ast.SetLiteral():
-                items = [self._e(item, scope) for item in node.items]
-                return f"frozenset(({''.join(i + ', ' for i in items)}))"
+                items = "".join(self._e(item, scope) + ", " for item in node.items)
+                if all(isinstance(item, _LITERALS) for item in node.items):
+                    return f"frozenset(({items}))"
+                return f"_set_of({items})"  # an element may be a document's float
             case ast.MapLiteral():
                 entries = ", ".join(f"{k!r}: {self._e(v, scope)}" for k, v in node.entries)
                 return "{" + entries + "}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from engine.errors import RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
 from engine.textlines import line_count
-from engine.valuekey import value_key
+from engine.valuekey import exact_number, value_key
 
 NUMBER_TYPES = (int, Fraction)
 _CONTAINER_CLASSES = frozenset({list, dict})  # the language's lists and maps, as parsed
@@ -88,24 +89,41 @@ class Context:
     orders: dict[tuple[str, str], SortOrder] = field(default_factory=dict)
 
 
+_NAMES = {str: "text", bool: "bool", type(None): "null", list: "list", dict: "map"}
+_NAMES.update({tuple: "node", frozenset: "set", set: "set"})
+
+
 def _shown(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    """What a value is, as the language names it (not Python's int, float or str)."""
+    if value.__class__ is not bool and isinstance(value, _NUMBERS):
+        return "number"
+    return _NAMES.get(value.__class__, type(value).__name__)
 
 
 def number(value: Any, op: str) -> Any:
-    """`value` if it is an exact number (not a boolean), else an EvaluationError."""
+    """`value` as an exact number (a float a document holds as the decimal it was written
+    as: `exact_number`); an EvaluationError for anything else, a boolean included."""
     if value.__class__ in NUMBER_TYPES:
         return value
+    if isinstance(value, float) and math.isfinite(value):
+        return exact_number(value)
     raise EvaluationError(f"`{op}` needs numbers, found {_shown(value)}")
 
 
 def _ordered(items: Iterable[Any]) -> list[Any]:
     """Set elements in a fixed order: string hashing is randomised per process, so iterating a
-    set directly would make rule outcomes come out in a different order on every run."""
+    set directly would make rule outcomes come out in a different order on every run.
+    Numbers come in numeric order, whatever their class (`2` before `5/2`)."""
     try:
-        return sorted(items, key=lambda item: (type(item).__name__, item))
+        return sorted(items, key=_order_key)
     except TypeError:
         return sorted(items, key=repr)
+
+
+def _order_key(item: Any) -> tuple[str, Any]:
+    if item.__class__ is not bool and isinstance(item, _NUMBERS):
+        return ("number", item)
+    return (type(item).__name__, item)
 
 
 # A metric's value longer than this many characters is held only until the metric is
@@ -194,7 +212,10 @@ def eq(a: Any, b: Any) -> bool:
     if a.__class__ is bool or b.__class__ is bool:
         return a.__class__ is b.__class__ and a == b
     if a.__class__ in _CONTAINER_CLASSES and b.__class__ in _CONTAINER_CLASSES:
-        return a == b and value_key(a) == value_key(b)  # Python's `==` is `true == 1`
+        # Python's `==` is `true == 1`, and a float's binary value is not its decimal
+        return bool(value_key(a) == value_key(b))
+    if a.__class__ is not b.__class__ and (isinstance(a, float) or isinstance(b, float)):
+        return bool(value_key(a) == value_key(b))  # `0.1` read is the `0.1` written
     return bool(a == b)
 
 
@@ -213,6 +234,12 @@ def member(needle: Any, haystack: Any) -> bool:
         return value_key(needle) in haystack  # a list or a map is never a set's element
     key = value_key(needle)
     return any(value_key(item) == key for item in coll(haystack, "`in`"))
+
+
+def set_of(*elements: Any) -> frozenset[Any]:
+    """A set written in a rule (`{x.a, x.b}`): its elements once each, a document's float
+    as its exact number, so that `0.1 in {x.a}` finds the `0.1` a document holds."""
+    return frozenset(exact_number(e) if isinstance(e, float) else e for e in elements)
 
 
 def _may_be_bool(value: Any) -> bool:
@@ -551,7 +578,7 @@ def _key(value: Any) -> Any:
     if value is None or isinstance(value, _OWN_KEYS):
         return value
     if isinstance(value, float):
-        return value if value == value else _NOTHING
+        return exact_number(value) if value == value else _NOTHING
     return _UNKEYED
 
 
@@ -687,9 +714,10 @@ class SortOrder:
     problem: str | None
 
 
-def _order_family(value: Any) -> str | None:
-    """What `next_by` can sort a value with: numbers with numbers, texts with texts."""
-    if value.__class__ in NUMBER_TYPES:
+def order_family(value: Any) -> str | None:
+    """What a value can be sorted with (`next_by`, a replay's order): numbers with
+    numbers, texts with texts; None for anything else."""
+    if value.__class__ in NUMBER_TYPES or (isinstance(value, float) and math.isfinite(value)):
         return "number"
     return "text" if isinstance(value, str) else None
 
@@ -699,7 +727,7 @@ def sort_order(graph: Graph, kind: str, name: str) -> SortOrder:
     nodes = tuple(graph.by_kind.get(kind, ()))
     read = attribute_reader(graph, name)
     values = [read(node) for node in nodes]
-    families = [_order_family(value) for value in values]
+    families = [order_family(value) for value in values]
     for node, value, family in zip(nodes, values, families, strict=True):
         if family is None or family != families[0]:
             problem = (

@@ -38,6 +38,7 @@ from engine.limits import MAX_FINDINGS
 from engine.pointer import escape_token, unescape_token
 from engine.records import record_maker
 from engine.units import UNITS
+from engine.valuekey import exact_number
 
 NodeKey = tuple[str, int]
 Edges = dict[NodeKey, list[NodeKey]]  # the edges of one label: from each node, the nodes reached
@@ -629,7 +630,7 @@ def to_exact(value: Any, scale: Fraction) -> Any:
             Fraction(value) * scale if not isinstance(value, Decimal) or value.is_finite() else None
         )
     if isinstance(value, float):
-        return Fraction(repr(float(value))) * scale if math.isfinite(value) else None
+        return exact_number(value) * scale if math.isfinite(value) else None
     return None
 
 
