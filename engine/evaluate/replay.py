@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.evaluate.runtime import NUMBER_TYPES, Context, EvaluationError
+from engine.evaluate.runtime import Context, EvaluationError, number, order_family
 from engine.graph.build import Graph
 from engine.syntax import ast
 from engine.valuekey import value_key
@@ -109,12 +109,6 @@ class Replay:
     totals: tuple[Any, ...] = ()
 
 
-def _family(value: Any) -> str | None:
-    if value.__class__ in NUMBER_TYPES:
-        return "number"
-    return "text" if isinstance(value, str) else None
-
-
 def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
     """The replay's events sorted by the order attribute, or why they cannot be."""
     attrs = {node: graph.node_attrs(node) for node in graph.by_kind.get(spec.kind, ())}
@@ -124,12 +118,12 @@ def _ordered(graph: Graph, spec: Machine) -> tuple[list[Any], str | None]:
         if spec.where is None or values.get(spec.where) == spec.where_value
     ]
     values = [attrs[node].get(spec.order) for node in events]
-    families = {_family(value) for value in values}
+    families = {order_family(value) for value in values}
     if len(families) > 1 or None in families:
         culprit = next(
             node
             for node, value in zip(events, values, strict=True)
-            if _family(value) is None or _family(value) != _family(values[0])
+            if order_family(value) is None or order_family(value) != order_family(values[0])
         )
         return [], (
             f"`{spec.name}` replays the {spec.kind} events in the order of `{spec.order}`, "
@@ -160,8 +154,14 @@ def replay(graph: Graph, spec: Machine) -> Replay:
     totals: list[Any] = []
     for node in events:
         values = graph.node_attrs(node)
-        positions.append(values.get(spec.order))
+        positions.append(value_key(values.get(spec.order)))  # a float as its exact number
         totals.append(running)
+        amount = values.get(spec.ledger) if spec.ledger is not None else None
+        if amount is not None and problem is None and order_family(amount) != "number":
+            problem = (
+                f"`{spec.name}` adds up the `{spec.ledger}` of its events, which must be "
+                f"numbers: {spec.kind} `{values.get('id')}` has {amount!r}"
+            )
         entity, name = values.get(spec.entity), values.get(spec.event)
         if not isinstance(entity, str) or not isinstance(name, str):
             steps[node] = (
@@ -203,16 +203,14 @@ def replay(graph: Graph, spec: Machine) -> Replay:
             trace.version,
             trace.events,
         )
-        if applied and spec.ledger is not None:
-            amount = values.get(spec.ledger)
-            if amount.__class__ in NUMBER_TYPES:
-                running = totals[-1] = running + amount
+        if applied and amount is not None and problem is None:
+            running = totals[-1] = running + number(amount, "ledger")
         if applied and target is not None:
             trace.state = target
             trace.version += 1
             trace.settled = trace.settled or target in spec.settlement
         trace.events += 1
-        trace.positions.append(values.get(spec.order))
+        trace.positions.append(positions[-1])
         trace.states.append(trace.state)
     return Replay(steps, entities, problem, tuple(positions), tuple(totals))
 
@@ -284,11 +282,11 @@ def replay_total(ctx: Context, spec: Machine, position: Any) -> Any:
     """The ledger's running total once every event ordered at or before `position` is
     replayed: the sum of the `ledger` attribute over the applied events (0 before any)."""
     found = _replay(ctx, spec)
-    if found.positions and _family(position) != _family(found.positions[0]):
+    if found.positions and order_family(position) != order_family(found.positions[0]):
         raise EvaluationError(
             f"`replay_total` compares a position with `{spec.order}`, found {position!r}"
         )
-    place = bisect.bisect_right(found.positions, position)
+    place = bisect.bisect_right(found.positions, value_key(position))
     return found.totals[place - 1] if place else 0
 
 
@@ -298,9 +296,9 @@ def replay_at(ctx: Context, spec: Machine, entity: Any, position: Any) -> str:
     trace = _replay(ctx, spec).entities.get(entity) if isinstance(entity, str) else None
     if trace is None:
         return spec.initial
-    if trace.positions and _family(position) != _family(trace.positions[0]):
+    if trace.positions and order_family(position) != order_family(trace.positions[0]):
         raise EvaluationError(
             f"`replay_at` compares a position with `{spec.order}`, found {position!r}"
         )
-    place = bisect.bisect_right(trace.positions, position)
+    place = bisect.bisect_right(trace.positions, value_key(position))
     return trace.states[place - 1] if place else spec.initial
