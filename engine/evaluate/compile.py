@@ -59,7 +59,7 @@ _RUNTIME_NAMES = (
     "coll attr attr_id eq member lt le gt ge add sub mul div neg not_ median lower_quartile "
     "upper_quartile mean minimum maximum "
     "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure "
-    "remember set_of"
+    "remember set_of condition"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
@@ -510,7 +510,7 @@ class Compiler:
     def _truth_lines(
         self, node: ast.Expr, scope: dict[str, str], target: str, indent: str, depth: int = 0
     ) -> list[str]:
-        """Statements that set `target` to `(node) is True` as the expression's code would
+        """Statements that set `target` to whether `node` holds, as the expression's code would
         compute it: `and` and `or` short-circuit in order, a quantifier loops over its
         source and stops at the first binding that decides it, raising what the expression
         raises. A quantifier as an expression is a generator, whose set-up cost several
@@ -520,8 +520,14 @@ class Compiler:
                 return self._bool_op_lines(node, scope, target, indent, depth)
             if isinstance(node, ast.Quantifier):
                 return self._quantifier_lines(node, scope, target, indent, depth)
+        return [f"{indent}{target} = {self._holds(node, scope)}"]
+
+    def _holds(self, node: ast.Expr, scope: dict[str, str]) -> str:
+        """Code that is True where condition `node` holds and False where it does not or
+        is null (an absent flag); any other value is an error (`runtime.condition`), never
+        a silent false that would filter a binding out."""
         code = self._e(node, scope)
-        return [f"{indent}{target} = {code if _yields_bool(node) else f'({code}) is True'}"]
+        return code if _yields_bool(node) else f"_condition({code})"
 
     def _bool_op_lines(
         self, node: ast.BoolOp, scope: dict[str, str], target: str, indent: str, depth: int
@@ -556,7 +562,7 @@ class Compiler:
             source = source.args[0]
         iterable = self._e(source, scope)
         if node.where is not None:
-            body.append(f"{step}if ({self._e(node.where, inner)}) is not True: continue")
+            body.append(f"{step}if not {self._holds(node.where, inner)}: continue")
         if node.body is None:
             body.append(f"{step}{target} = True")
         else:
@@ -772,7 +778,7 @@ class Compiler:
         local, inner = self._loop_variable(var, source, scope)
         clause = f"for {local} in {self._iterable(source, scope)}"
         if where is not None:
-            clause += f" if ({self._e(where, inner)}) is True"
+            clause += f" if {self._holds(where, inner)}"
         return clause, inner
 
     def _e(self, node: ast.Expr, scope: dict[str, str]) -> str:
@@ -844,9 +850,7 @@ class Compiler:
             case ast.BoolOp():
                 joiner = " and " if node.op == "and" else " or "
                 return (
-                    "("
-                    + joiner.join(f"({self._e(op, scope)}) is True" for op in node.operands)
-                    + ")"
+                    "(" + joiner.join(f"({self._holds(op, scope)})" for op in node.operands) + ")"
                 )
         raise TypeError(f"unsupported expression {type(node).__name__}")  # pragma: no cover
 
@@ -856,7 +860,7 @@ class Compiler:
         match node:
             case ast.Quantifier():
                 clause, inner = self._comprehension(node.var, node.source, node.where, scope)
-                body = f"({self._e(node.body, inner)}) is True" if node.body else "True"
+                body = self._holds(node.body, inner) if node.body else "True"
                 if node.op == "all":
                     return f"all({body} {clause})"
                 found = f"any({body} {clause})"

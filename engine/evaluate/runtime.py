@@ -320,6 +320,16 @@ def truth(condition: Any) -> bool:
     return bool(condition)
 
 
+def condition(value: Any) -> bool:
+    """Whether a condition holds: true or false as it is, null false (an absent flag);
+    anything else (a number, a text, a list) is an error, never a silent false."""
+    if value is True or value is False:
+        return value
+    if value is None:
+        return False
+    raise EvaluationError(f"a condition must be true or false, found {_shown(value)}")
+
+
 def not_(a: Any) -> bool:
     """Boolean negation of a condition."""
     if a.__class__ is not bool:
