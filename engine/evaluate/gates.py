@@ -19,6 +19,7 @@ from engine.evaluate.runtime import (
     FAILURES,
     EvaluationError,
     add,
+    condition,
     eq,
     failure,
     ge,
@@ -167,7 +168,7 @@ def _observe(gate: CompiledGate, ctx: Context, env: Env) -> Observation:
             left, right, op = gate.sides
             observed, bound = left(ctx, env), right(ctx, env)
             return Observation(ids, _COMPARE[op](observed, bound), observed, bound, op)
-        if gate.require(ctx, env) is True:
+        if condition(gate.require(ctx, env)):  # a number or a text is an error, not false
             return Observation(ids, True)
         failed = tuple(name for name in gate.reads if ctx.gates.get(name) is False)
         return Observation(ids, False, failed_rules=failed)
