@@ -423,6 +423,12 @@ CATALOG: tuple[CodeEntry, ...] = tuple(
                 "a link rule, gate or budget bound nothing on this input: its outcome "
                 "is not evidence (`--strict` fails the run)",
             ),
+            (
+                "ATTR_ABSENT",
+                "an attribute or edge a kind declares is in none of its records, which hold "
+                "a member of a near name (`ammount` beside `amount`): a misspelt name reads "
+                "null on every record (`--strict` fails the run)",
+            ),
         ),
     )
     + _entries(

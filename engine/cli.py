@@ -82,7 +82,10 @@ lock_option = click.option(
 strict_option = click.option(
     "--strict",
     is_flag=True,
-    help="Fail (exit 1) when a link rule, gate or budget binds nothing (VACUOUS).",
+    help=(
+        "Fail (exit 1) on a warning: a link rule, gate or budget that binds nothing "
+        "(VACUOUS), an attribute no record holds beside a near name (ATTR_ABSENT)."
+    ),
 )
 
 protocol_option = click.option(

@@ -368,7 +368,7 @@ def _observed(
     verdict: str | None,
 ) -> Observed:
     evaluation = result.evaluation
-    vacuous = {w.rule for w in evaluation.warnings}
+    vacuous = {w.rule for w in evaluation.vacuous}
     rules: dict[str, RuleSeen] = {}
     for link in program.links_of(result.graph):
         found = tuple(

@@ -31,6 +31,38 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean `{matches[0]}`?" if matches else None
 
 
+def near_name(name: str, candidates: Iterable[str]) -> str | None:
+    """The first candidate (in sorted order) one edit away from `name` (two for a name of
+    six characters or more), letter case aside: what a misspelling looks like, closer than
+    `did_you_mean`'s likeness, which finds `model_calls` for `model`."""
+    folded = name.casefold()
+    allowed = 1 if len(name) < 6 else 2
+    for candidate in sorted(set(candidates)):
+        if candidate != name and _edits(folded, candidate.casefold(), allowed) <= allowed:
+            return candidate
+    return None
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """The edits (insert, delete, substitute, swap two neighbours) from `a` to `b`, or
+    `limit + 1` once they are surely more than `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, row = row, current
+        if min(row) > limit:
+            return limit + 1
+    return row[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class SymbolTable:
     """Declarations of all loaded files, by name and by declaration kind."""

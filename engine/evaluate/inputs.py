@@ -21,7 +21,7 @@ from engine.evaluate.facts import BundleFiles, Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
 from engine.gcpolicy import collector_paused
-from engine.graph.build import Graph, GraphSpec, build_graph
+from engine.graph.build import Graph, GraphSpec, build_graph, misspelt_members
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,8 @@ def documents_context(
     }
     members = {n: tuple(m.sha256 for m in d.members) for n, d in documents.items() if d.members}
     facts = Facts(program.ruleset.hashed.ruleset_hash, root, records, members, nested, files)
-    return Context(built, facts)
+    warnings = tuple(located_problems(misspelt_members(spec, built), documents))
+    return Context(built, facts, warnings=warnings)
 
 
 def located_problems(

@@ -69,8 +69,9 @@ class DecisionResult:
 class Evaluation:
     """Everything the rules of one graph concluded about one input.
 
-    `warnings` names each link rule, gate and budget that bound nothing on this input
-    (`VACUOUS`): it passed, but its passing is not evidence.
+    `warnings` names what the input says of the rules (`ATTR_ABSENT`: an attribute no
+    record holds beside a near name) and each link rule, gate and budget that bound nothing
+    on this input (`VACUOUS`): it passed, but its passing is not evidence.
     """
 
     violations: tuple[Violation, ...]
@@ -83,6 +84,11 @@ class Evaluation:
     # Each decision that could not be decided (`DECISION_UNDECIDED`): a row it had to read
     # rests on an evaluation error, so no verdict is given.
     undecided: tuple[Diagnostic, ...] = ()
+
+    @property
+    def vacuous(self) -> tuple[Diagnostic, ...]:
+        """The warnings of rules that bound nothing (`VACUOUS`)."""
+        return tuple(w for w in self.warnings if w.code == VACUOUS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +305,7 @@ class Program:
             tuple(run.decisions),
             tuple(run.tables),
             dict(ctx.gates),
-            tuple(self._vacuous(name) for name in run.vacuous),
+            (*ctx.warnings, *(self._vacuous(name) for name in run.vacuous)),
             tuple(self._undecided(name, why) for name, why in run.undecided),
         )
 

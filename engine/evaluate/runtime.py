@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.bundle.documents import RecordLines
-from engine.errors import RulecheckError
+from engine.errors import Diagnostic, RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
 from engine.textlines import line_count
@@ -87,6 +87,9 @@ class Context:
     indexes: dict[tuple[str, tuple[str, ...]], KeyIndex] = field(default_factory=dict)
     # The orders `next_by` builds, by kind and attribute (see `SortOrder`).
     orders: dict[tuple[str, str], SortOrder] = field(default_factory=dict)
+    # What the input says of the rules before any runs (`ATTR_ABSENT`): reported with
+    # the evaluation's warnings.
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 _NAMES = {str: "text", bool: "bool", type(None): "null", list: "list", dict: "map"}

@@ -22,7 +22,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
+from engine.check.symbols import near_name
 from engine.codecache import compiled
 from engine.errors import Diagnostic, Location
 from engine.fastinit import faster_init
@@ -632,6 +633,60 @@ def to_exact(value: Any, scale: Fraction) -> Any:
     if isinstance(value, float):
         return exact_number(value) * scale if math.isfinite(value) else None
     return None
+
+
+def misspelt_members(spec: GraphSpec, graph: Graph) -> list[Diagnostic]:
+    """An `ATTR_ABSENT` warning for each attribute or edge field a kind declares that none
+    of its records holds, where they hold an undeclared member of a near name (`ammount`
+    beside `amount`, see `near_name`): a misspelt name reads null on every record, so the
+    rules over it judge nothing, without an error. Located (by document and pointer) at
+    the first record that holds the near member. An attribute absent for another reason
+    (an optional field no record of this input has) is not a warning."""
+    found: list[Diagnostic] = []
+    for kind in spec.kinds:
+        runs = graph.runs.get(kind.name, ((), ()))[1]
+        declared = dict.fromkeys([*kind.attr_names, *(label for label, _ in kind.edges)])
+        absent = [
+            name
+            for name in declared
+            if name != kind.key and not any(name in record for _, _, record in _records(runs))
+        ]
+        if not absent or not runs:
+            continue
+        members: dict[str, tuple[Run, int]] = {}
+        for run, offset, record in _records(runs):
+            for member in record:
+                members.setdefault(member, (run, offset))
+        count = sum(1 for _ in _records(runs))
+        for name in absent:
+            near = near_name(name, (m for m in members if m not in declared))
+            if near is not None:
+                run, offset = members[near]
+                pointer = f"{run.pointer(offset)}/{escape_token(near)}"
+                found.append(_absent(kind.name, name, near, count, run.document, pointer))
+    return found
+
+
+def _records(runs: Iterable[Run]) -> Iterator[tuple[Run, int, dict[str, Any]]]:
+    """Each record of the runs, with its run and its offset in it."""
+    for run in runs:
+        if run.records.__class__ is list:
+            for offset, record in enumerate(run.records):
+                yield run, offset, record
+        else:
+            yield run, 0, run.record(0)
+
+
+def _absent(kind: str, name: str, near: str, count: int, document: str, at: str) -> Diagnostic:
+    records = "its record" if count == 1 else f"its {count} records"
+    return Diagnostic(
+        "ATTR_ABSENT",
+        f"`{name}` of kind `{kind}` is in none of {records}, which hold `{near}`: every "
+        f"rule reads `{name}` as null",
+        Location(document, pointer=at),
+        severity="warning",
+        hint=f"did you mean `{near}`? declare the attribute as the records name it",
+    )
 
 
 def _links(value: Any) -> Sequence[str]:

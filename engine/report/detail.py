@@ -87,5 +87,6 @@ def warnings_block(evaluation: Evaluation, strict: bool) -> Block | None:
     for warning in evaluation.warnings:
         where = warning.location.render() if warning.location else ""
         items.append((0, f"{warning.code}: {warning.message}"))
-        items.append((1, f"at {where}; rule {warning.rule} {warning.rule_hash}"))
+        rule = f"; rule {warning.rule} {warning.rule_hash}" if warning.rule else ""
+        items.append((1, f"at {where}{rule}"))
     return Block(f"WARNINGS ({len(evaluation.warnings)}; {consequence})", tuple(items))

@@ -142,12 +142,19 @@ def summary_blocks(
             items.append((0, f"... and {len(evaluation.violations) - len(shown)} more (--verbose)"))
         total = violation_total(evaluation.violations)
         blocks.append(Block(f"VIOLATIONS ({total})", tuple(items)))
-    if evaluation.warnings and not verbose:
-        vacuous = [(0, f"`{w.rule}`") for w in evaluation.warnings[:SHOWN]]
-        if len(evaluation.warnings) > SHOWN:
-            vacuous.append((0, f"... and {len(evaluation.warnings) - SHOWN} more (--verbose)"))
-        consequence = "--strict: these fail the run" if strict else "--strict fails them"
-        title = f"VACUOUS ({len(evaluation.warnings)}: bind nothing; {consequence})"
+    consequence = "--strict: these fail the run" if strict else "--strict fails them"
+    about_input = [w for w in evaluation.warnings if w.rule is None]
+    if about_input and not verbose:
+        items = [(0, f"{w.code}: {w.message}") for w in about_input[:SHOWN]]
+        if len(about_input) > SHOWN:
+            items.append((0, f"... and {len(about_input) - SHOWN} more (--verbose)"))
+        blocks.append(Block(f"WARNINGS ({len(about_input)}; {consequence})", tuple(items)))
+    if evaluation.vacuous and not verbose:
+        rules = evaluation.vacuous
+        vacuous = [(0, f"`{w.rule}`") for w in rules[:SHOWN]]
+        if len(rules) > SHOWN:
+            vacuous.append((0, f"... and {len(rules) - SHOWN} more (--verbose)"))
+        title = f"VACUOUS ({len(rules)}: bind nothing; {consequence})"
         blocks.append(Block(title, tuple(vacuous)))
     rows = closest_rows([*evaluation.gates, *evaluation.budgets], units, exact)
     if rows:

@@ -336,6 +336,9 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
         "distributions": [d for t in data["tables"] for d in _distributions(figure_class, t)],
         "boxes": [b for t in data["tables"] for b in _boxes(figure_class, t)],
         "violations": [{**v, "where": _place(v["location"])} for v in data["violations"]],
+        "input_warnings": [
+            {**w, "where": _place(w["location"])} for w in data["warnings"] if not w.get("rule")
+        ],
         "rules": [_rule_row(r, units.get(r["name"]), vacuous) for r in rules],
         "inputs": inputs,
     }

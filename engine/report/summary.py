@@ -107,6 +107,7 @@ class Counts:
     violations: int
     violated_links: int
     vacuous: int
+    other_warnings: int = 0  # warnings about the input (`ATTR_ABSENT`)
 
     def line(self) -> str:
         """`33/33 gates pass, 7/7 budgets hold, no link rule violated (5 vacuous)`."""
@@ -120,6 +121,9 @@ class Counts:
         else:
             links = "no link rule violated"
         vacuous = f", {self.vacuous} vacuous" if self.vacuous else ""
+        if self.other_warnings:
+            plural = "s" if self.other_warnings != 1 else ""
+            vacuous += f", {self.other_warnings} warning{plural}"
         return f"{gates}, {budgets}, {links}{vacuous}"
 
 
@@ -132,7 +136,8 @@ def counts(evaluation: Evaluation) -> Counts:
         sum(not b.passed for b in evaluation.budgets),
         violation_total(evaluation.violations),
         len({v.rule for v in evaluation.violations}),
-        len(evaluation.warnings),
+        len(evaluation.vacuous),
+        len(evaluation.warnings) - len(evaluation.vacuous),
     )
 
 
