@@ -96,9 +96,14 @@ _NAMES = {str: "text", bool: "bool", type(None): "null", list: "list", dict: "ma
 _NAMES.update({tuple: "node", frozenset: "set", set: "set"})
 
 
+def _is_number(value: Any) -> bool:
+    """Whether `value` is a number of the language (of any class; never a boolean)."""
+    return value.__class__ is not bool and isinstance(value, _NUMBERS)
+
+
 def _shown(value: Any) -> str:
     """What a value is, as the language names it (not Python's int, float or str)."""
-    if value.__class__ is not bool and isinstance(value, _NUMBERS):
+    if _is_number(value):
         return "number"
     return _NAMES.get(value.__class__, type(value).__name__)
 
@@ -124,7 +129,7 @@ def _ordered(items: Iterable[Any]) -> list[Any]:
 
 
 def _order_key(item: Any) -> tuple[str, Any]:
-    if item.__class__ is not bool and isinstance(item, _NUMBERS):
+    if _is_number(item):
         return ("number", item)
     return (type(item).__name__, item)
 
