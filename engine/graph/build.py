@@ -645,19 +645,21 @@ def misspelt_members(spec: GraphSpec, graph: Graph) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for kind in spec.kinds:
         runs = graph.runs.get(kind.name, ((), ()))[1]
+        if not runs:
+            continue
         declared = dict.fromkeys([*kind.attr_names, *(label for label, _ in kind.edges)])
         absent = [
             name
             for name in declared
             if name != kind.key and not any(name in record for _, _, record in _records(runs))
         ]
-        if not absent or not runs:
+        if not absent:
             continue
         members: dict[str, tuple[Run, int]] = {}
         for run, offset, record in _records(runs):
             for member in record:
                 members.setdefault(member, (run, offset))
-        count = sum(1 for _ in _records(runs))
+        count = len(graph.by_kind[kind.name])  # a node for each record
         for name in absent:
             near = near_name(name, (m for m in members if m not in declared))
             if near is not None:
