@@ -90,6 +90,11 @@ class Evaluation:
         """The warnings of rules that bound nothing (`VACUOUS`)."""
         return tuple(w for w in self.warnings if w.code == VACUOUS)
 
+    @property
+    def about_input(self) -> tuple[Diagnostic, ...]:
+        """The other warnings: what the input says of the rules (`ATTR_ABSENT`)."""
+        return tuple(w for w in self.warnings if w.code != VACUOUS)
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledDecision:

@@ -143,7 +143,7 @@ def summary_blocks(
         total = violation_total(evaluation.violations)
         blocks.append(Block(f"VIOLATIONS ({total})", tuple(items)))
     consequence = "--strict: these fail the run" if strict else "--strict fails them"
-    about_input = [w for w in evaluation.warnings if w.rule is None]
+    about_input = evaluation.about_input
     if about_input and not verbose:
         items = [(0, f"{w.code}: {w.message}") for w in about_input[:SHOWN]]
         if len(about_input) > SHOWN:

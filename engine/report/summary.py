@@ -137,7 +137,7 @@ def counts(evaluation: Evaluation) -> Counts:
         violation_total(evaluation.violations),
         len({v.rule for v in evaluation.violations}),
         len(evaluation.vacuous),
-        len(evaluation.warnings) - len(evaluation.vacuous),
+        len(evaluation.about_input),
     )
 
 
