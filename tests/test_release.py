@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from engine import heap
 from engine.evaluate.compile import Context
 from engine.evaluate.program import Program, compile_program
 from engine.evaluate.release import Held, release_plan
@@ -159,3 +160,26 @@ def test_edges_a_graph_was_given_whole_are_kept(program: Program) -> None:
     assert graph.outgoing["next"] is given and graph.incoming("next") == {
         ("item", 1): [("item", 0)]
     }
+
+
+def test_letting_go_counts_the_entries_dropped_and_hands_a_large_release_back(
+    program: Program, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = Context(_graph(program))
+    ctx.graph.incoming("next_id")
+    assert ctx.graph.let_go(["next_id"]) == 4 + 2  # four items' edges, to two of them
+    assert ctx.graph.let_go(["next_id"]) == 0  # nothing left to drop
+
+    trims: list[int] = []
+    monkeypatch.setattr(heap, "_malloc_trim", lambda: trims.append)
+    heap.released(heap.LARGE_RELEASE - 1)
+    assert trims == []  # an answer's caches: not worth a walk of the C heap
+    heap.released(heap.LARGE_RELEASE)
+    assert trims == [0]
+
+
+def test_the_c_library_trim_is_found_once_or_is_absent() -> None:
+    trim = heap._malloc_trim()
+    assert trim is heap._malloc_trim()
+    if trim is not None:  # glibc: 1 when memory was handed back, else 0
+        assert trim(0) in (0, 1)

@@ -23,6 +23,7 @@ from engine.check.protocols import DeclInfoLike, uses
 from engine.check.symbols import SymbolTable
 from engine.evaluate.compile import having_key, next_by_key
 from engine.evaluate.runtime import Context
+from engine.heap import released
 from engine.syntax import ast
 
 _IndexKey = tuple[str, tuple[str, ...]]  # a `having` index: kind, attribute names
@@ -59,14 +60,20 @@ class Held:
         )
 
     def let_go(self, ctx: Context) -> None:
-        """Drop from `ctx` what this names (each made again if asked again)."""
+        """Drop from `ctx` what this names (each made again if asked again); after a large
+        release, hand the freed memory back (`engine.heap`)."""
+        entries = 0
         for name in self.metrics:
-            ctx.memo.pop(name, None)
+            table = ctx.memo.pop(name, None)
+            entries += len(table) if isinstance(table, dict) else 1
         for index in self.indexes:
-            ctx.indexes.pop(index, None)
+            found = ctx.indexes.pop(index, None)
+            entries += len(found.nodes) if found is not None else 0
         for order in self.orders:
-            ctx.orders.pop(order, None)
-        ctx.graph.let_go(self.labels)
+            sorted_nodes = ctx.orders.pop(order, None)
+            entries += len(sorted_nodes.nodes) if sorted_nodes is not None else 0
+        entries += ctx.graph.let_go(self.labels)
+        released(entries)
 
 
 def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) -> Held:

@@ -442,14 +442,17 @@ class Graph:
             self._incoming[label] = found
         return found
 
-    def let_go(self, labels: Iterable[str]) -> None:
+    def let_go(self, labels: Iterable[str]) -> int:
         """Drop the edges of `labels` both ways, made again when next followed (see
-        engine/evaluate/release.py); edges the graph was given whole are kept."""
+        engine/evaluate/release.py); edges the graph was given whole are kept. Returns
+        how many nodes' edges were dropped."""
         outgoing = self.outgoing
         assert isinstance(outgoing, LazyEdges)  # made so in __post_init__
+        dropped = 0
         for label in labels:
-            self._incoming.pop(label, None)
-            outgoing.forget(label)
+            dropped += len(self._incoming.pop(label, ()))
+            dropped += outgoing.forget(label)
+        return dropped
 
     def id_of(self, node: NodeKey) -> Any:
         """A node's id: its kind's key member (null for a kind without a key). A node's
@@ -1110,10 +1113,12 @@ class LazyEdges(dict[str, Edges]):
         self[label] = found
         return found
 
-    def forget(self, label: str) -> None:
-        """Drop the edges of `label` when they can be made again."""
-        if self._maker is not None:
-            self.pop(label, None)
+    def forget(self, label: str) -> int:
+        """Drop the edges of `label` when they can be made again; how many nodes' edges
+        were dropped."""
+        if self._maker is None:
+            return 0
+        return len(self.pop(label, ()))
 
     def labels(self) -> list[str]:
         """Every label with edges: the declared ones in declaration order, then any other."""
