@@ -40,6 +40,6 @@ def _malloc_trim() -> Callable[[int], int] | None:
             import ctypes
 
             _trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):  # no shared C library, or not glibc
+        except (OSError, AttributeError, TypeError):  # no C library to name, or not glibc
             _trim = None
     return _trim
