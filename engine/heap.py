@@ -11,14 +11,12 @@ this; where the C library has no such call, nothing happens.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 # Entries let go at once from which the free pages are worth handing back: a trim walks
 # the whole C heap (0.1-3 ms on a 10,002-session campaign), an answer's caches hold dozens.
 LARGE_RELEASE = 10_000
-
-_trim: Callable[[int], int] | None = None
-_looked_up = False
 
 
 def released(entries: int) -> None:
@@ -30,16 +28,14 @@ def released(entries: int) -> None:
             trim(0)
 
 
+@functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     """The C library's `malloc_trim`, looked up once (ctypes is imported only for a
     release that large: no small input pays for it)."""
-    global _trim, _looked_up
-    if not _looked_up:
-        _looked_up = True
-        try:
-            import ctypes
+    try:
+        import ctypes
 
-            _trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError, TypeError):  # no C library to name, or not glibc
-            _trim = None
-    return _trim
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # no C library to name, or not glibc
+        return None
+    return trim

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine.check.protocols import DeclInfoLike, uses
 from engine.check.symbols import SymbolTable
@@ -64,8 +65,7 @@ class Held:
         release, hand the freed memory back (`engine.heap`)."""
         entries = 0
         for name in self.metrics:
-            table = ctx.memo.pop(name, None)
-            entries += len(table) if isinstance(table, dict) else 1
+            entries += _entries(ctx.memo.pop(name, None))
         for index in self.indexes:
             found = ctx.indexes.pop(index, None)
             entries += len(found.nodes) if found is not None else 0
@@ -74,6 +74,16 @@ class Held:
             entries += len(sorted_nodes.nodes) if sorted_nodes is not None else 0
         entries += ctx.graph.let_go(self.labels)
         released(entries)
+
+
+def _entries(cached: Any) -> int:
+    """How many entries a metric's cache held: its table of values by arguments, or the
+    one value of a metric without parameters (a collection's items); none when absent."""
+    if cached is None:
+        return 0
+    if isinstance(cached, dict | list | tuple | set | frozenset):
+        return len(cached)
+    return 1
 
 
 def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) -> Held:
