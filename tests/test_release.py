@@ -8,6 +8,7 @@ table asked for afterwards) gets the same values, made again.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,12 +104,60 @@ def test_each_cache_is_let_go_after_its_last_reader_and_not_before(program: Prog
     assert plan["chained"] == Held(
         frozenset({"after"}), orders=frozenset({("item", "id")}), labels=frozenset({"next_id"})
     )
-    # `heavy` reads `group_of`, which looks the kind up by group; the kind itself is read
-    # later, but not through that index
-    assert plan["few_heavy"] == Held(
-        frozenset({"heavy", "group_of"}), frozenset({("item", ("group",))})
-    )
+    # `heavy` reads `group_of` (one keyed look-up, which keeps no table), which looks the
+    # kind up by group; the kind itself is read later, but not through that index
+    assert plan["few_heavy"] == Held(frozenset({"heavy"}), frozenset({("item", ("group",))}))
     assert plan["items_present"] is None and plan["verdict"] is None
+
+
+CALLERS = """ruleset callers version "1"
+
+kind item of g
+  records items ""
+  key id
+  attr weight: number
+
+metric inner(i: item) = count(j in item where j.weight < i.weight)
+  source "test"
+
+metric outer(i: item) = inner(i) + 1
+  source "test"
+
+metric doubled(i: item) = inner(i) * 2
+  source "test"
+
+gate first
+  source "test"
+  require all(i in item: outer(i) >= 1)
+
+gate again
+  source "test"
+  require all(i in item: outer(i) <= 100)
+
+gate fresh
+  source "test"
+  require all(i in item: doubled(i) >= 0)
+
+gate last
+  source "test"
+  require all(i in item: outer(i) >= 1)
+"""
+
+
+def test_a_table_read_only_inside_a_table_computed_before_is_let_go(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "callers.rules").write_text(CALLERS, encoding="utf-8")
+    program = compile_program(load_ruleset([tmp_path]))
+    plan = dict(zip(["first", "again", "fresh", "last"], program.releases_of("g"), strict=True))
+    # `again` asks `outer` for what `first` computed: `inner` is not kept for it, but
+    # `fresh` computes `doubled` for the first time, and so asks `inner` itself
+    assert plan["first"] is None and plan["again"] is None
+    assert plan["fresh"] == Held(frozenset({"doubled", "inner"}))
+    # what `last` may make again through `outer` is let go after it too
+    assert plan["last"] == Held(frozenset({"outer", "inner"}))
+    ctx = Context(build_graph(program.graph("g"), {"items": [dict(item) for item in ITEMS]}))
+    assert all(program.evaluate("g", ctx).outcomes.values()) and ctx.memo == {}
 
 
 def test_the_last_reader_of_each_cache_is_found_through_metrics() -> None:

@@ -194,6 +194,12 @@ def _cheaper_than_its_memo(body: ast.Expr, metrics: Collection[str]) -> bool:
     return True
 
 
+def memoised(decl: ast.MetricDecl, metrics: Collection[str]) -> bool:
+    """Whether a metric keeps a table of its values (one value, without parameters): not
+    when its body costs less than the table's key and look-up (`_cheaper_than_its_memo`)."""
+    return not decl.params or not _cheaper_than_its_memo(decl.body, metrics)
+
+
 def _exact(value: Fraction) -> int | Fraction:
     return value.numerator if value.denominator == 1 else value
 
@@ -689,7 +695,7 @@ class Compiler:
                 preamble = self._preamble(body)
         finally:
             self._free = free
-        if params and _cheaper_than_its_memo(decl.body, self.symbols.metrics):
+        if not memoised(decl, self.symbols.metrics):
             source = f"def {function}(ctx{args}):\n    {preamble}\n    return {body}\n"
         elif params:  # a metric is a pure function of the input and its arguments: memoise
             # One table per metric, keyed by the argument itself when there is one: a key

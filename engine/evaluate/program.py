@@ -41,7 +41,7 @@ from engine.evaluate.links import (
     group_links,
     run_group,
 )
-from engine.evaluate.release import Held, held_by, release_plan
+from engine.evaluate.release import Held, asked_by, held_by, release_plan
 from engine.evaluate.runtime import FAILURES, EvaluationError, failure
 from engine.graph.build import GraphSpec, graph_spec
 from engine.order import topological_order
@@ -239,11 +239,13 @@ class Program:
         engine/evaluate/release.py; found once)."""
         if graph not in self._releases_of:
             checked = self.ruleset.checked
-            held = [
-                held_by(_step_name(step), checked.symbols, checked.infos)
-                for step in self.steps_of(graph)
-            ]
-            self._releases_of[graph] = release_plan(held)
+            names = [_step_name(step) for step in self.steps_of(graph)]
+            held = [held_by(name, checked.symbols, checked.infos) for name in names]
+            asked, computed = [], frozenset[str]()
+            for name, reads in zip(names, held, strict=True):
+                asked.append(asked_by(name, checked.symbols, checked.infos, computed))
+                computed |= reads.metrics
+            self._releases_of[graph] = release_plan(held, asked)
         return self._releases_of[graph]
 
     def link_groups_of(self, graph: str) -> tuple[LinkGroup, ...]:
