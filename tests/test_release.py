@@ -232,3 +232,31 @@ def test_the_c_library_trim_is_found_once_or_is_absent() -> None:
     assert trim is heap._malloc_trim()
     if trim is not None:  # glibc: 1 when memory was handed back, else 0
         assert trim(0) in (0, 1)
+
+
+WITHIN = """ruleset within_edges version "1"
+
+kind box of w
+  records boxes ""
+  key id
+
+kind part of w
+  records boxes "/*/parts"
+  key id
+  within box
+"""
+
+
+def test_edges_to_the_record_that_holds_a_record_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "within.rules").write_text(WITHIN, encoding="utf-8")
+    program = compile_program(load_ruleset([tmp_path]))
+    boxes = [{"id": "b1", "parts": [{"id": "p1"}, {"id": "p2"}]}, {"id": "b2", "parts": []}]
+    graph = build_graph(program.graph("w"), {"boxes": boxes})
+    made = dict(graph.outgoing["within"])
+    assert made == {("part", 0): [("box", 0)], ("part", 1): [("box", 0)]}
+    graph.incoming("within")
+    # `within` comes from where the records are, not from an id field: nothing could
+    # make these edges again, so letting the label go keeps them
+    graph.let_go(["within"])
+    assert graph.outgoing["within"] == made
+    assert graph.incoming("within") == {("box", 0): [("part", 0), ("part", 1)]}

@@ -1115,8 +1115,9 @@ class LazyEdges(dict[str, Edges]):
 
     def forget(self, label: str) -> int:
         """Drop the edges of `label` when they can be made again; how many nodes' edges
-        were dropped."""
-        if self._maker is None:
+        were dropped. `within` edges, made from where records are rather than from an id
+        field, and edges given whole are kept."""
+        if self._maker is None or label not in self._maker.by_label:
             return 0
         return len(self.pop(label, ()))
 
