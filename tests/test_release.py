@@ -102,7 +102,10 @@ def test_each_cache_is_let_go_after_its_last_reader_and_not_before(program: Prog
     assert plan["grouped"] is None  # `group_of` and its index are read again by `few_heavy`
     # the only navigator of `next_id`, the only reader (through `after`) of the order by id
     assert plan["chained"] == Held(
-        frozenset({"after"}), orders=frozenset({("item", "id")}), labels=frozenset({"next_id"})
+        frozenset({"after"}),
+        orders=frozenset({("item", "id")}),
+        labels=frozenset({"next_id"}),
+        incoming=frozenset({"next_id"}),
     )
     # `heavy` reads `group_of` (one keyed look-up, which keeps no table), which looks the
     # kind up by group; the kind itself is read later, but not through that index
@@ -215,9 +218,10 @@ def test_letting_go_counts_the_entries_dropped_and_hands_a_large_release_back(
     program: Program, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx = Context(_graph(program))
+    ctx.graph.outgoing["next_id"]
     ctx.graph.incoming("next_id")
-    assert ctx.graph.let_go(["next_id"]) == 4 + 2  # four items' edges, to two of them
-    assert ctx.graph.let_go(["next_id"]) == 0  # nothing left to drop
+    assert ctx.graph.let_go(["next_id"], ["next_id"]) == 4 + 2  # four items' edges, to two
+    assert ctx.graph.let_go(["next_id"], ["next_id"]) == 0  # nothing left to drop
 
     trims: list[int] = []
     monkeypatch.setattr(heap, "_malloc_trim", lambda: trims.append)
@@ -260,3 +264,66 @@ def test_edges_to_the_record_that_holds_a_record_are_kept(tmp_path: Path) -> Non
     graph.let_go(["within"])
     assert graph.outgoing["within"] == made
     assert graph.incoming("within") == {("box", 0): [("part", 0), ("part", 1)]}
+
+
+LINKS = """ruleset links version "1"
+
+kind target of l
+  records targets ""
+  key id
+
+kind one_link of l
+  records singles ""
+  key id
+  edge to -> target
+
+kind many_links of l
+  records lists ""
+  key id
+  edge to -> target
+"""
+
+
+def test_edges_followed_backwards_first_are_those_of_the_edges_reversed(tmp_path: Path) -> None:
+    (tmp_path / "links.rules").write_text(LINKS, encoding="utf-8")
+    program = compile_program(load_ruleset([tmp_path]))
+    documents = {
+        "targets": [{"id": t} for t in ("t1", "t2", "t3")],
+        "singles": [{"id": "s1", "to": "t2"}, {"id": "s2", "to": "nowhere"}, {"id": "s3"}],
+        "lists": [{"id": "m1", "to": ["t3", "t1", "t3", "gone"]}, {"id": "m2", "to": ["t2"]}],
+    }
+    backwards_first = build_graph(program.graph("l"), documents)
+    reversed_edges = backwards_first.incoming("to")
+    assert "to" not in backwards_first.outgoing  # the forward edges were not made
+    forwards_first = build_graph(program.graph("l"), documents)
+    forwards_first.outgoing["to"]
+    assert list(forwards_first.incoming("to").items()) == list(reversed_edges.items())
+    assert reversed_edges == {
+        ("target", 1): [("one_link", 0), ("many_links", 1)],
+        ("target", 2): [("many_links", 0), ("many_links", 0)],
+        ("target", 0): [("many_links", 0)],
+    }
+    # let go one way, the other is kept
+    assert backwards_first.let_go(["to"], []) == 0 and backwards_first._incoming
+    assert backwards_first.let_go([], ["to"]) == 3 and not backwards_first._incoming
+
+
+@pytest.mark.parametrize(
+    ("targets", "shared"),
+    [(["t1", "t1", "t2", "t1"], True), (["t1", "t2", "t3", "t1"], False)],
+    ids=["many to one", "one to one at first"],
+)
+def test_edges_share_a_list_per_node_reached_unless_no_two_reach_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, targets: list[str], shared: bool
+) -> None:
+    from engine.graph import build
+
+    monkeypatch.setattr(build, "_SHARING_TRIAL", 2)  # decided after the first two links
+    (tmp_path / "links.rules").write_text(LINKS, encoding="utf-8")
+    program = compile_program(load_ruleset([tmp_path]))
+    singles = [{"id": f"s{n}", "to": target} for n, target in enumerate(targets)]
+    documents = {"targets": [{"id": t} for t in ("t1", "t2", "t3")], "singles": singles}
+    edges = build_graph(program.graph("l"), documents).outgoing["to"]
+    made = [edges[("one_link", n)] for n in range(4)]
+    assert made == [[("target", int(t[1]) - 1)] for t in targets]
+    assert (made[0] is made[3]) is shared  # both reach t1: one list, or each its own

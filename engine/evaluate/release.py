@@ -35,15 +35,17 @@ _OrderKey = tuple[str, str]  # a `next_by` order: kind, attribute name
 @dataclass(frozen=True, slots=True)
 class Held:
     """What a rule may read of an evaluation's caches: metric tables by metric name,
-    `having` indexes and `next_by` orders by their keys, edges by label."""
+    `having` indexes and `next_by` orders by their keys, edges by label: followed
+    forwards (`labels`) and backwards (`incoming`), each direction held on its own."""
 
     metrics: frozenset[str] = frozenset()
     indexes: frozenset[_IndexKey] = frozenset()
     orders: frozenset[_OrderKey] = frozenset()
     labels: frozenset[str] = frozenset()
+    incoming: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.metrics or self.indexes or self.orders or self.labels)
+        return bool(self.metrics or self.indexes or self.orders or self.labels or self.incoming)
 
     def __or__(self, other: Held) -> Held:
         return Held(
@@ -51,6 +53,7 @@ class Held:
             self.indexes | other.indexes,
             self.orders | other.orders,
             self.labels | other.labels,
+            self.incoming | other.incoming,
         )
 
     def __sub__(self, other: Held) -> Held:
@@ -59,6 +62,7 @@ class Held:
             self.indexes - other.indexes,
             self.orders - other.orders,
             self.labels - other.labels,
+            self.incoming - other.incoming,
         )
 
     def let_go(self, ctx: Context) -> None:
@@ -73,7 +77,7 @@ class Held:
         for order in self.orders:
             sorted_nodes = ctx.orders.pop(order, None)
             entries += len(sorted_nodes.nodes) if sorted_nodes is not None else 0
-        entries += ctx.graph.let_go(self.labels)
+        entries += ctx.graph.let_go(self.labels, self.incoming)
         released(entries)
 
 
@@ -130,10 +134,11 @@ def asked_by(
 
 
 def _read_by(decl: ast.Declaration, symbols: SymbolTable) -> Held:
-    """The indexes, orders and labels one declaration reads itself."""
+    """The indexes, orders and labels (each way) one declaration reads itself."""
     indexes: set[_IndexKey] = set()
     orders: set[_OrderKey] = set()
     labels: set[str] = set()
+    incoming: set[str] = set()
     stack: list[object] = [decl]
     while stack:
         node = stack.pop()
@@ -141,14 +146,19 @@ def _read_by(decl: ast.Declaration, symbols: SymbolTable) -> Held:
             stack.extend(node)
             continue
         if isinstance(node, ast.Navigate):
-            labels.add(node.label)
+            (labels if node.outgoing else incoming).add(node.label)
         elif isinstance(node, ast.Call) and node.func not in symbols.metrics:
             if node.func == "having":
                 indexes.add(having_key(node))
             elif node.func == "next_by":
                 orders.add(next_by_key(node))
         stack.extend(getattr(node, field) for field in ast.child_fields(type(node)))
-    return Held(indexes=frozenset(indexes), orders=frozenset(orders), labels=frozenset(labels))
+    return Held(
+        indexes=frozenset(indexes),
+        orders=frozenset(orders),
+        labels=frozenset(labels),
+        incoming=frozenset(incoming),
+    )
 
 
 def release_plan(

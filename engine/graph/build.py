@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.bundle.schematypes import MemberTypes, record_member_types
 from engine.check import CheckedRuleset
@@ -428,11 +428,18 @@ class Graph:
     def incoming(self, label: str) -> Edges:
         """Per node, the nodes whose `label` edges reach it, in the order of `outgoing`
         (derived once per label, when a rule first navigates it backwards: most labels
-        are never followed that way)."""
+        are never followed that way). Made from the records when no rule has followed the
+        label forwards yet: the edges of a one-to-one label held both ways were a tenth
+        of a large campaign's peak memory, for rules that follow it one way at a time."""
         found = self._incoming.get(label)
         if found is None:
+            outgoing = self.outgoing
+            assert isinstance(outgoing, LazyEdges)  # made so in __post_init__
+            if outgoing.get(label) is None and outgoing.can_make(label):
+                found = self._incoming[label] = outgoing.backwards(label)
+                return found
             found = {}
-            for node, targets in self.outgoing[label].items():
+            for node, targets in outgoing[label].items():
                 for target in targets:
                     sources = found.get(target)
                     if sources is None:
@@ -442,16 +449,17 @@ class Graph:
             self._incoming[label] = found
         return found
 
-    def let_go(self, labels: Iterable[str]) -> int:
-        """Drop the edges of `labels` both ways, made again when next followed (see
-        engine/evaluate/release.py); edges the graph was given whole are kept. Returns
-        how many nodes' edges were dropped."""
+    def let_go(self, labels: Iterable[str], backwards: Iterable[str] = ()) -> int:
+        """Drop the edges of `labels` and the reversed edges of `backwards`, made again
+        when next followed (see engine/evaluate/release.py); edges the graph was given
+        whole are kept. Returns how many nodes' edges were dropped."""
         outgoing = self.outgoing
         assert isinstance(outgoing, LazyEdges)  # made so in __post_init__
         dropped = 0
         for label in labels:
-            dropped += len(self._incoming.pop(label, ()))
             dropped += outgoing.forget(label)
+        for label in backwards:
+            dropped += len(self._incoming.pop(label, ()))
         return dropped
 
     def id_of(self, node: NodeKey) -> Any:
@@ -1113,13 +1121,19 @@ class LazyEdges(dict[str, Edges]):
         self[label] = found
         return found
 
+    def can_make(self, label: str) -> bool:
+        """Whether the edges of `label` are made from the records' id fields (not given
+        whole, nor `within` edges, made from where records are)."""
+        return self._maker is not None and label in self._maker.by_label
+
+    def backwards(self, label: str) -> Edges:
+        """The edges of `label` reversed (`Graph.incoming`), made from the records."""
+        return self._maker.incoming(label) if self._maker is not None else {}
+
     def forget(self, label: str) -> int:
         """Drop the edges of `label` when they can be made again; how many nodes' edges
-        were dropped. `within` edges, made from where records are rather than from an id
-        field, and edges given whole are kept."""
-        if self._maker is None or label not in self._maker.by_label:
-            return 0
-        return len(self.pop(label, ()))
+        were dropped."""
+        return len(self.pop(label, ())) if self.can_make(label) else 0
 
     def labels(self) -> list[str]:
         """Every label with edges: the declared ones in declaration order, then any other."""
@@ -1146,13 +1160,26 @@ class _EdgeMaker:
 
     def edges(self, label: str) -> Edges:
         """From each node of a kind with edge `label`, the nodes its field's ids reach."""
-        edges: Edges = {}
-        for kind, targets in self.by_label.get(label, ()):
-            reaches = self.reaches.get(targets)
-            if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
-                reaches = self.reaches[targets] = _first_match(self.ids, targets)
-            _add_edges(edges, label, reaches, self.by_kind[kind], self.attrs)
+        kinds = self.by_label.get(label, ())
+        # One kind (most labels): the table made at its final size, never grown (each
+        # growth held the old table and the new at once); `_add_edges` sets every entry
+        edges = cast(Edges, dict.fromkeys(self.by_kind[kinds[0][0]])) if len(kinds) == 1 else {}
+        for kind, targets in kinds:
+            _add_edges(edges, label, self._reaches(targets), self.by_kind[kind], self.attrs)
         return edges
+
+    def incoming(self, label: str) -> Edges:
+        """`edges(label)` reversed, as `Graph.incoming` derives it, without making them."""
+        found: Edges = {}
+        for kind, targets in self.by_label.get(label, ()):
+            _add_incoming(found, label, self._reaches(targets), self.by_kind[kind], self.attrs)
+        return found
+
+    def _reaches(self, targets: tuple[str, ...]) -> Mapping[str, NodeKey]:
+        reaches = self.reaches.get(targets)
+        if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
+            reaches = self.reaches[targets] = _first_match(self.ids, targets)
+        return reaches
 
 
 def _edge_maker(spec: GraphSpec, graph: Graph) -> _EdgeMaker:
@@ -1161,6 +1188,9 @@ def _edge_maker(spec: GraphSpec, graph: Graph) -> _EdgeMaker:
         for label, targets in kind.edges:
             by_label.setdefault(label, []).append((kind.name, targets))
     return _EdgeMaker(by_label, graph.by_kind, graph.attrs, graph.ids)
+
+
+_SHARING_TRIAL = 4096
 
 
 def _add_edges(
@@ -1174,31 +1204,71 @@ def _add_edges(
 
     The nodes that reach one node by a text share its list (and those that reach none
     the empty one): most records link once, many to the same node, and readers of edges
-    never change a list."""
+    never change a list. Where the first `_SHARING_TRIAL` such nodes reach as many nodes
+    (one to one, such as a manifest's entry and its record), no list is shared: the table
+    of lists to share would be as large as the edges, for nothing."""
     no_edges: list[NodeKey] = []
-    single: dict[NodeKey, list[NodeKey]] = {}
+    single: dict[NodeKey, list[NodeKey]] | None = {}
+    shared = False
     for node in nodes:
         value = attrs[node].get(label)
         if value.__class__ is str:
             target = reaches.get(value)
             if target is None:
                 edges[node] = no_edges
+            elif single is None:
+                edges[node] = [target]
             else:
                 found = single.get(target)
                 if found is None:
                     found = single[target] = [target]
+                    if len(single) == _SHARING_TRIAL and not shared:
+                        single = None
+                else:
+                    shared = True
                 edges[node] = found
         elif value is None:
             edges[node] = no_edges
-        elif value.__class__ is list:
-            # only a text is an id the index holds: any other item finds nothing (a node
-            # is a non-empty tuple, so `filter(None, ...)` drops exactly the misses)
-            try:
-                edges[node] = list(filter(None, map(reaches.get, value)))
-            except TypeError:  # an item that cannot be hashed (a list or an object)
-                edges[node] = list(filter(None, map(reaches.get, _links(value))))
         else:
-            edges[node] = list(filter(None, map(reaches.get, _links(value))))
+            edges[node] = _reached(value, reaches)
+
+
+def _reached(value: Any, reaches: Mapping[str, NodeKey]) -> list[NodeKey]:
+    """The nodes a link field other than one text reaches: only a text is an id the index
+    holds, so any other item finds nothing (a node is a non-empty tuple, so
+    `filter(None, ...)` drops exactly the misses)."""
+    if value.__class__ is list:
+        try:
+            return list(filter(None, map(reaches.get, value)))
+        except TypeError:  # an item that cannot be hashed (a list or an object)
+            pass
+    return list(filter(None, map(reaches.get, _links(value))))
+
+
+def _add_incoming(
+    found: Edges,
+    label: str,
+    reaches: Mapping[str, NodeKey],
+    nodes: list[NodeKey],
+    attrs: dict[NodeKey, dict[str, Any]],
+) -> None:
+    """The `label` edges of `nodes` reversed: to each node their field's ids reach, the
+    nodes that reach it, in node order (what `_add_edges` makes, read backwards)."""
+    for node in nodes:
+        value = attrs[node].get(label)
+        if value is None:
+            continue
+        if value.__class__ is str:
+            target = reaches.get(value)
+            targets: Iterable[NodeKey] = () if target is None else (target,)
+        else:
+            targets = _reached(value, reaches)
+        for target in targets:
+            sources = found.get(target)
+            if sources is None:
+                found[target] = [node]
+            else:
+                sources.append(node)
 
 
 def _first_match(
