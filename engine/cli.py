@@ -8,7 +8,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
@@ -886,12 +886,16 @@ def _protocol_run(
 
     found = evaluate_protocol(program, bundle, protocol, reported_tables(protocol))
     code = int(ExitCode.OK if protocol_passed(found, strict) else ExitCode.REFUSED)
-    data = protocol_json(found, strict)
     if output_format == "json":
-        # The report holds all it shows: the documents and the graph go before it is
-        # written, so that a large campaign's peak is not the two of them together.
+        # The report holds all it shows. The graph's own indexes go before its data is
+        # made (it reads the documents and the results, never the graph), the documents
+        # before it is written, and its long arrays are made as they are written: a large
+        # campaign's peak is never two of these together.
+        found = replace(found, graph=replace(found.graph, nodes=None))
+        data = protocol_json(found, strict, streamed=True)
         del found
         return json_chunks(data), code
+    data = protocol_json(found, strict)
     return _protocol_report(found, data, program, output_format, strict, reading), code
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.report.output import json_chunks, to_json
+from engine.report.output import StreamedArray, json_chunks, to_json
 
 
 def _reference(value: Any) -> str:
@@ -62,6 +62,43 @@ def _same(value: Any) -> None:
 @given(_values)
 def test_any_json_value_is_written_as_json_dumps_writes_it(value: Any) -> None:
     _same(value)
+
+
+def _streamed(value: Any) -> Any:
+    """`value` with each list a `StreamedArray` of the same items, made when written."""
+    if isinstance(value, list):
+        items = [_streamed(item) for item in value]
+        return StreamedArray(lambda: iter(items), len(items))
+    if isinstance(value, dict):
+        return {key: _streamed(item) for key, item in value.items()}
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_an_array_made_as_it_is_written_is_written_as_its_list(value: Any) -> None:
+    try:
+        expected = _reference(value)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            to_json(_streamed(value))
+        return
+    assert to_json(_streamed(value)) == expected
+
+
+def test_an_array_made_as_it_is_written_is_made_then_and_each_time() -> None:
+    made: list[int] = []
+
+    def rows() -> Any:
+        made.append(1)
+        return iter([{"n": 1}, {"n": 2}])
+
+    value = {"rows": StreamedArray(rows, 2), "empty": StreamedArray(lambda: iter(()), 0)}
+    assert made == []
+    assert (
+        to_json(value) == to_json(value) == _reference({"rows": [{"n": 1}, {"n": 2}], "empty": []})
+    )
+    assert made == [1, 1]
 
 
 @pytest.mark.parametrize(

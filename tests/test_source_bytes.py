@@ -152,3 +152,21 @@ def test_a_yaml_document_locates_its_first_findings_one_by_one(tmp_path: Path) -
     for n in range(10):
         assert positions[f"/{n}/id"] == (2 * n + 1, 7)
     assert positions._found is not None and len(positions) == 61  # the whole map, past 8
+
+
+def test_many_findings_in_a_yaml_document_are_located_in_one_reading(tmp_path: Path) -> None:
+    items = "".join(f"  - id: I{n}\n    size: {n}\n" for n in range(30))
+    path = _write(tmp_path, "items.yaml", f"# items\nitems:\n{items}")
+    wanted = [f"/items/{n}/size" for n in range(0, 30, 2)] + ["/items/3/absent", "/nowhere"]
+
+    one_by_one = load_document("items", path, "yaml")
+    expected = [one_by_one.locate(pointer) for pointer in wanted]
+    assert expected[0].line == 4 and expected[-2].line == 9  # an absent key: its record
+
+    prepared = load_document("items", path, "yaml")
+    prepared.prepare_locations(wanted)
+    assert [prepared.locate(pointer) for pointer in wanted] == expected
+    positions = prepared.yaml_positions
+    assert isinstance(positions, documents.YamlPositions)
+    # one reading for all of them, and never the map of every position
+    assert positions._passes == 1 and positions._found is None

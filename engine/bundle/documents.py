@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -163,7 +163,7 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
         self._asked: dict[str, tuple[int, int] | None] = {}  # read one by one: or absent
         self._passes = 0
 
-    def _positions(self, wanted: str | None = None) -> dict[str, tuple[int, int]]:
+    def _positions(self, wanted: Collection[str] | None = None) -> dict[str, tuple[int, int]]:
         raw = self._source.read()  # it parsed before, unless it changed since
         from engine.bundle.yamlevents import yaml_positions_of  # see `load_document`
 
@@ -180,15 +180,26 @@ class YamlPositions(Mapping[str, tuple[int, int]]):
         # position would be the largest thing a run holds. Past them, the whole map.
         if self._found is None and (pointer in self._asked or self._passes < _LOCATED_ONE_BY_ONE):
             if pointer not in self._asked:  # the value, and the values that hold it
-                self._passes += 1
-                read = self._positions(pointer)
-                self._asked.update(read)
-                self._asked.setdefault(pointer, None)
+                self._read_for((pointer,))
             found = self._asked[pointer]
             if found is None:
                 raise KeyError(pointer)
             return found
         return self._every()[pointer]
+
+    def prepare(self, pointers: Collection[str]) -> None:
+        """Locate the values at `pointers`, and those that hold them, in one reading of
+        the document, before they are asked for one by one: the findings of a report in
+        one large document would otherwise make the map of its every position."""
+        wanted = [p for p in dict.fromkeys(pointers) if p not in self._asked]
+        if self._found is None and wanted:
+            self._read_for(wanted)
+
+    def _read_for(self, wanted: Collection[str]) -> None:
+        self._passes += 1
+        self._asked.update(self._positions(wanted))
+        for pointer in wanted:
+            self._asked.setdefault(pointer, None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._every())
@@ -247,6 +258,20 @@ class Document:
             return Location(self.file, pointer=pointer)
         line, column = self.position(pointer)
         return Location(self.file, line, column, pointer=pointer)
+
+    def prepare_locations(self, pointers: Iterable[str]) -> None:
+        """Get ready to `locate` many values at once (see `YamlPositions.prepare`)."""
+        if not self.members:
+            if isinstance(self.yaml_positions, YamlPositions):
+                self.yaml_positions.prepare(list(pointers))
+            return
+        by_member: dict[int, list[str]] = {}
+        for pointer in pointers:  # as `locate` finds a member's pointer
+            head, slash, rest = pointer.lstrip("/").partition("/")
+            if head.isdigit() and int(head) < len(self.members):
+                by_member.setdefault(int(head), []).append(slash + rest)
+        for index, wanted in by_member.items():
+            self.members[index].prepare_locations(wanted)
 
     def member_unquoted(self) -> Mapping[str, tuple[str, str]]:
         """`yaml_unquoted` of the document as the rules read it (members under `/N`)."""

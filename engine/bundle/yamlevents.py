@@ -15,7 +15,7 @@ a refusal is the one it always was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import yaml
@@ -72,12 +72,13 @@ def load_yaml(
 
 
 def yaml_positions_of(
-    raw: bytes, file: str, wanted: str | None = None
+    raw: bytes, file: str, wanted: Collection[str] | None = None
 ) -> dict[str, tuple[int, int]]:
     """The 1-based (line, column) of every value of a YAML document that parsed, by JSON
     pointer (`yamldoc.yaml_positions` of its node tree, without the tree); with `wanted`,
-    of that value and the values that hold it only (those there are): the stream is read
-    up to it, and no other position is kept (a large document's are tens of MiB)."""
+    of those values and the values that hold them only (those there are): the stream is
+    read up to the last of them, and no other position is kept (a large document's are
+    tens of MiB)."""
     text = yamldoc.document_text(raw, file, "INPUT")
     loader = yamldoc.strict_loader(text)
     try:
@@ -91,7 +92,8 @@ def yaml_positions_of(
         every = yamldoc.yaml_positions(root)
         if wanted is None:
             return every
-        return {p: at for p, at in every.items() if p == wanted or _holds(p, wanted)}
+        kept = set(wanted) | _holders(wanted)
+        return {p: at for p, at in every.items() if p in kept}
     return found
 
 
@@ -236,13 +238,16 @@ class _NoKey:
 _NO_KEY: Any = _NoKey()
 
 
-def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, int]]:
-    """Every value's position, by pointer, from the event stream; with `wanted`, that
-    value's and its containers' only, the stream read no further."""
+def _positions(loader: Any, wanted: Collection[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Every value's position, by pointer, from the event stream; with `wanted`, those
+    values' and their containers' only, the stream read no further than the last."""
     get, resolve = loader.get_event, loader.resolve
     get()
     if get().__class__ is not DocumentStartEvent:
         raise _Unusual
+    wanted = None if wanted is None else frozenset(wanted)
+    holders = frozenset() if wanted is None else _holders(wanted)
+    missing = 0 if wanted is None else len(wanted)
     found: dict[str, tuple[int, int]] = {}
     path: list[Any] = []  # the tokens of the open containers but the outermost
     following: list[Any] = []  # per open container: its next key (mapping) or index (list)
@@ -265,11 +270,13 @@ def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, i
             continue
         mark = event.start_mark
         pointer = pointer_of([*path, following[-1]]) if following else ""
-        if wanted is None or _holds(pointer, wanted):
+        if wanted is None or (pointer in holders and pointer not in wanted):
             found[pointer] = (mark.line + 1, mark.column + 1)
-        elif pointer == wanted:
+        elif pointer in wanted:
             found[pointer] = (mark.line + 1, mark.column + 1)
-            return found
+            missing -= 1
+            if not missing:
+                return found
         if kind is ScalarEvent:
             if not following:
                 return found
@@ -283,9 +290,11 @@ def _positions(loader: Any, wanted: str | None = None) -> dict[str, tuple[int, i
 _VALUE_EVENTS = frozenset((ScalarEvent, MappingStartEvent, SequenceStartEvent))
 
 
-def _holds(container: str, pointer: str) -> bool:
-    """Whether the value at `container` holds the one at `pointer` (a parent of it)."""
-    return pointer.startswith(container + "/")
+def _holders(pointers: Collection[str]) -> frozenset[str]:
+    """The pointers of the values that hold those at `pointers` (each one's parents)."""
+    return frozenset(
+        pointer[:at] for pointer in pointers for at, char in enumerate(pointer) if char == "/"
+    )
 
 
 def _advance(following: list[Any]) -> None:

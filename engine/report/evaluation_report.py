@@ -7,6 +7,7 @@ threshold is judged exactly, never by the rounded figure.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -15,6 +16,7 @@ from engine.evaluate.links import Violation
 from engine.evaluate.program import DecisionResult, Evaluation
 from engine.evaluate.runtime import Unavailable
 from engine.report.diagnostics import diagnostic_json
+from engine.report.output import StreamedArray
 
 
 def exact(value: Any) -> Any:
@@ -78,10 +80,10 @@ def violation_json(violation: Violation, location: dict[str, Any]) -> dict[str, 
     return found
 
 
-def observation_json(observation: Observation) -> dict[str, Any]:
+def observation_json(observation: Observation, streamed: bool = False) -> dict[str, Any]:
     """One binding of a gate or budget: its ids, outcome, observed value and bound; for a
     budget, its ledger's running total after each entry, and with `reserving` the total the
-    entry was admitted on (`running_totals`)."""
+    entry was admitted on (`running_totals`; `streamed`: see `table_json`)."""
     data: dict[str, Any] = {"ids": list(observation.ids), "passed": observation.passed}
     if observation.op is not None:
         data.update(
@@ -96,38 +98,60 @@ def observation_json(observation: Observation) -> dict[str, Any]:
     if observation.failed_rules:
         data["failed_rules"] = list(observation.failed_rules)
     if observation.totals:
-        data["running_totals"] = [
-            {"entry": list(entry), "total": exact(total)}
-            | ({} if reserved is None else {"reserved": exact(reserved)})
-            for entry, total, reserved in observation.totals
-        ]
+        totals = observation.totals
+
+        def made() -> Iterator[dict[str, Any]]:
+            return (
+                {"entry": list(entry), "total": exact(total)}
+                | ({} if reserved is None else {"reserved": exact(reserved)})
+                for entry, total, reserved in totals
+            )
+
+        data["running_totals"] = _array(made, len(totals), streamed)
     return data
 
 
-def rule_json(rule: RuleResult) -> dict[str, Any]:
-    """A gate or budget: its hash, source note, outcome, observations and the failing ones."""
+def _array(made: Callable[[], Iterator[Any]], length: int, streamed: bool) -> Any:
+    """The items `made` gives: as a list, or `streamed`, made as the JSON writer reaches
+    each (for a report only written as JSON: a campaign's observations, ledgers and table
+    rows made all at once were held beside the evaluation they come from)."""
+    return StreamedArray(made, length) if streamed else list(made())
+
+
+def rule_json(rule: RuleResult, streamed: bool = False) -> dict[str, Any]:
+    """A gate or budget: its hash, source note, outcome, observations and the failing ones
+    (`streamed`: see `table_json`)."""
     failing = [o for o in rule.observations if not o.passed]
+    observations = rule.observations
+
+    def made() -> Iterator[dict[str, Any]]:
+        return (observation_json(o, streamed) for o in observations)
+
     return {
         "name": rule.name,
         "kind": rule.kind,
         "hash": rule.hash,
         "source": rule.note,
         "passed": rule.passed,
-        "observations": [observation_json(o) for o in rule.observations],
+        "observations": _array(made, len(observations), streamed),
         "decided_by": [list(o.ids) for o in failing],
     }
 
 
-def table_json(table: TableResult) -> dict[str, Any]:
-    """A report table: its columns and its rows of exact values."""
+def table_json(table: TableResult, streamed: bool = False) -> dict[str, Any]:
+    """A report table: its columns and its rows of exact values (`streamed`: each row made
+    as the JSON writer reaches it, for a report only written as JSON)."""
+    rows = table.rows
+
+    def made() -> Iterator[dict[str, Any]]:
+        return ({"ids": list(ids), "values": [exact(v) for v in values]} for ids, values in rows)
+
     return {
         "name": table.name,
         "hash": table.hash,
         "source": table.note,
         "columns": list(table.columns),
-        "rows": [
-            {"ids": list(ids), "values": [exact(v) for v in values]} for ids, values in table.rows
-        ],
+        "rows": _array(made, len(rows), streamed),
     }
 
 

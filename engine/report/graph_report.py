@@ -4,7 +4,7 @@ it was found; every input is listed with the sha256 of the bytes that were read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.evaluate.gates import TableResult
@@ -45,6 +45,17 @@ def _where(result: GraphResult, violation: Violation) -> dict[str, Any]:
     return where
 
 
+def _prepare_locations(result: GraphResult, violations: Iterable[Violation]) -> None:
+    """Each document gets ready to locate all its findings at once (`_where` then asks
+    one by one)."""
+    pointers: dict[str, list[str]] = {}
+    for violation in violations:
+        if violation.pointer is not None and violation.document in result.documents:
+            pointers.setdefault(violation.document, []).append(violation.pointer)
+    for name, wanted in pointers.items():
+        result.documents[name].prepare_locations(wanted)
+
+
 def passed(result: GraphResult, strict: bool) -> bool:
     """Every rule holds, and with `--strict` none bound nothing."""
     return result.passed and not strict_failure(result.evaluation, strict)
@@ -52,11 +63,17 @@ def passed(result: GraphResult, strict: bool) -> bool:
 
 @collector_paused()  # see engine/gcpolicy.py: the report's dicts and lists are bulk work
 def graph_json(
-    result: GraphResult, strict: bool = False, tables: list[TableResult] | None = None
+    result: GraphResult,
+    strict: bool = False,
+    tables: list[TableResult] | None = None,
+    streamed: bool = False,
 ) -> dict[str, Any]:
     """The whole report as data (canonical when serialised with sorted keys); `tables`,
-    when given, are the tables it shows (else every table of the evaluation)."""
+    when given, are the tables it shows (else every table of the evaluation); `streamed`:
+    their rows, and the gates' and budgets' observations, made as the JSON writer reaches
+    them (`table_json`)."""
     evaluation = result.evaluation
+    _prepare_locations(result, evaluation.violations)
     return {
         "graph": result.graph,
         "ruleset_hash": result.ruleset_hash,
@@ -69,9 +86,11 @@ def graph_json(
             for name, document in sorted(result.documents.items())
         },
         "violations": [violation_json(v, _where(result, v)) for v in evaluation.violations],
-        "budgets": [rule_json(b) for b in evaluation.budgets],
-        "gates": [rule_json(g) for g in evaluation.gates],
-        "tables": [table_json(t) for t in (evaluation.tables if tables is None else tables)],
+        "budgets": [rule_json(b, streamed) for b in evaluation.budgets],
+        "gates": [rule_json(g, streamed) for g in evaluation.gates],
+        "tables": [
+            table_json(t, streamed) for t in (evaluation.tables if tables is None else tables)
+        ],
         "decisions": [decision_json(d) for d in evaluation.decisions],
     }
 

@@ -32,11 +32,14 @@ def _report_tables(result: ProtocolResult) -> list[Any]:
     return [tables[name] for name in names if name in tables]
 
 
-def protocol_json(result: ProtocolResult, strict: bool = False) -> dict[str, Any]:
-    """The whole report as data (canonical when serialised with sorted keys)."""
+def protocol_json(
+    result: ProtocolResult, strict: bool = False, streamed: bool = False
+) -> dict[str, Any]:
+    """The whole report as data (canonical when serialised with sorted keys; `streamed`:
+    for a report only written as JSON, see `table_json`)."""
     protocol = result.protocol
     reported = _report_tables(result)
-    data = graph_json(result.graph, strict, reported)
+    data = graph_json(result.graph, strict, reported, streamed)
     documents = {}
     for clause in protocol.documents:
         name = clause.name.text
