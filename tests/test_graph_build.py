@@ -6,6 +6,7 @@ problems, whatever the records hold. Random records, both ways."""
 from __future__ import annotations
 
 import copy
+import gc
 from fractions import Fraction
 from typing import Any
 
@@ -62,7 +63,7 @@ def _shown(graph: Graph) -> tuple[Any, ...]:
     return (
         nodes,
         [(repr(graph.attrs[n]), graph.attrs[n] is graph.record(n)) for n in nodes],
-        graph.ids,
+        {kind: dict(graph.id_index(kind)) for kind in graph.by_kind},
         [(p.code, p.message, p.location) for p in graph.problems],
         dict(graph.edges()),
     )
@@ -224,3 +225,55 @@ def test_problems_past_the_bound_are_counted_in_one_last_problem() -> None:
     assert last.message.startswith("more than 1,000 `ATTR_TYPE` problems in this document")
     assert last.location is not None and last.location.pointer == f"/recs/{MAX_FINDINGS // 2}/name"
     assert len(graph.by_kind["rec"]) == MAX_FINDINGS  # every record is still a node
+
+
+_LABELLED = """ruleset labelled version "1"
+
+kind box of g
+  records data "/boxes"
+  key id
+
+kind label of g
+  records data "/labels"
+  key id
+  edge box -> box
+"""
+
+
+def test_a_large_index_no_edge_follows_is_made_again_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(build, "_UNREAD_INDEX_KEPT", 1)  # every index is large
+    data = {
+        "boxes": [{"id": "b0"}, {"id": "b1"}, {"id": "b0"}],
+        "labels": [{"id": "l0", "box": "b1"}, {"id": "l0", "box": "b0"}, {"id": 7}],
+    }
+    graph = build_graph(graph_spec(check_texts({"k.rules": _LABELLED}), "g"), {"data": data})
+    # an edge reaches boxes by id: indexed as they are made, the first node of each id
+    assert graph.ids == {"box": {"b0": ("box", 0), "b1": ("box", 1)}}
+    assert graph.outgoing["box"][("label", 1)] == [("box", 0)]
+    assert "label" not in graph.ids  # no edge follows labels: let go, made when asked
+    assert graph.id_index("label") == {"l0": ("label", 0)}  # a key that is not text: none
+    assert graph.id_count(("label", 1)) == 2 and graph.id_set("label") == {"l0"}
+    assert graph.id_index("absent") == {}
+
+
+def test_a_graph_and_its_edges_are_freed_without_the_cyclic_collector() -> None:
+    """Answers' graphs are made and dropped by the thousand with the collector paused
+    (engine/gcpolicy.py): a graph that its own parts referred back to would be held until
+    a collection, a campaign's every answer graph at once."""
+    records = [{"name": "r0", "next": "r1"}, {"name": "r1", "next": "r0"}]
+    spec = graph_spec(check_texts({"k.rules": _KINDS}), "g")
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        graph = build_graph(spec, {"data": {"recs": [dict(r) for r in records]}})
+        graph.outgoing["next"]
+        graph.incoming("next")
+        graph.id_set("rec")
+        del graph
+        assert gc.collect() == 0  # nothing was left for the collector to find
+    finally:
+        if enabled:
+            gc.enable()

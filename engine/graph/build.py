@@ -112,6 +112,9 @@ class KindSpec:
     attrs: tuple[AttrSpec, ...]
     edges: tuple[tuple[str, tuple[str, ...]], ...]
     within: str | None = None  # `within KIND`: the edge `within` to the containing record's node
+    # whether an edge of the graph reaches the kind's nodes by id (else a large index of
+    # its ids is made again only if a rule asks: see `build_graph`)
+    target: bool = False
     # The members of a record that its node holds (see `_fields`), found once.
     fields: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
     # The declared attributes' names, in declaration order.
@@ -337,6 +340,14 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     for decl in checked.symbols.kinds.values():
         if graph not in {g.text for g in decl.graphs}:
             continue
+        targets = {
+            t.text
+            for other in checked.symbols.kinds.values()
+            if graph in {g.text for g in other.graphs}
+            for e in other.edges
+            if not e.within
+            for t in e.targets
+        }
         kinds.append(
             KindSpec(
                 decl.name.text,
@@ -353,6 +364,7 @@ def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
                     if not e.within
                 ),
                 next((e.targets[0].text for e in decl.edges if e.within), None),
+                decl.name.text in targets,
             )
         )
     return GraphSpec(graph, tuple(kinds))
@@ -396,7 +408,9 @@ class Graph:
 
     by_kind: dict[str, list[NodeKey]]
     attrs: dict[NodeKey, dict[str, Any]]
-    # Per kind, each text id its nodes' `id` attributes hold, to the first node holding it.
+    # Per kind, each text id its nodes' `id` attributes hold, to the first node holding it
+    # (read through `id_index`: a graph the builder made leaves out large ones no edge
+    # follows).
     ids: dict[str, dict[str, NodeKey]]
     # Per edge label, the nodes each node reaches (every node of a kind with the edge has
     # an entry, in node order); a label's edges are made when first asked for
@@ -412,6 +426,9 @@ class Graph:
     _id_sets: dict[str, frozenset[str]] = field(default_factory=dict)
     _incoming: dict[str, Edges] = field(default_factory=dict)
     _nx: nx.DiGraph | None = None
+    # whether `ids` is made kind by kind from the nodes (a graph the builder made), rather
+    # than given whole
+    _ids_made: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.outgoing, LazyEdges):  # edges given whole (tests, tools)
@@ -547,7 +564,7 @@ class Graph:
         counts = self._id_counts.get(kind)
         if counts is None:
             nodes = self.by_kind.get(kind, [])
-            if len(self.ids.get(kind, ())) == len(nodes):  # as many texts as nodes: all distinct
+            if len(self.id_index(kind)) == len(nodes):  # as many texts as nodes: all distinct
                 counts = dict.fromkeys(nodes, 1)
             else:
                 keyed = [(n, _hashable_id(self.id_of(n))) for n in nodes]
@@ -576,13 +593,20 @@ class Graph:
 
     def kinds_ids(self, kinds: tuple[str, ...]) -> frozenset[str]:
         """`ids(union(...))` of whole kinds: every text id of their nodes, from the kinds'
-        indexes (no node read)."""
-        return frozenset().union(*(self.ids.get(kind, ()) for kind in kinds))
+        indexes."""
+        return frozenset().union(*(self.id_index(kind) for kind in kinds))
+
+    def id_index(self, kind: str) -> Mapping[str, NodeKey]:
+        """Each text id of the nodes of `kind`, to the first node holding it (for a graph
+        the builder made, made again here when it let the index go: see `build_graph`)."""
+        if not self._ids_made:
+            return self.ids.get(kind, {})
+        return _kind_ids(self.ids, self.by_kind, self.attrs, self.keys, kind)
 
     def id_set(self, kind: str) -> frozenset[str]:
         """Every id of a kind (cached)."""
         if kind not in self._id_sets:
-            self._id_sets[kind] = frozenset(self.ids.get(kind, {}))
+            self._id_sets[kind] = frozenset(self.id_index(kind))
         return self._id_sets[kind]
 
 
@@ -1047,16 +1071,24 @@ def build_graph(
                 proof = proofs.get((kind.name, records.pointer), _NONE)
                 _add_nodes(builder, kind, run, (keys, attrs, index), proof)
         by_kind[kind.name] = keys
-        ids[kind.name] = index
+        # Made with the nodes at the cost of one look-up each, an index no edge follows
+        # is kept while small: most are never read, and a large one was a campaign's
+        # 93,491 manifest entries (4 MiB), made again the same if a rule asks.
+        if kind.target or len(index) < _UNREAD_INDEX_KEPT:
+            ids[kind.name] = index
         if kind_runs:
             runs[kind.name] = (starts, kind_runs)
     id_members = {kind.name: kind.key for kind in spec.kinds}
     graph = Graph(
         by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs, keys=id_members
     )
+    graph._ids_made = True  # an index let go is made again when asked (`id_index`)
     graph.outgoing = LazyEdges(_edge_maker(spec, graph))
     _within_edges(spec, graph)
     return graph
+
+
+_UNREAD_INDEX_KEPT = 4096
 
 
 def _add_nodes(
@@ -1104,6 +1136,27 @@ def _add_nodes(
             index[node_id] = node
 
 
+def _kind_ids(
+    ids: dict[str, dict[str, NodeKey]],
+    by_kind: Mapping[str, list[NodeKey]],
+    attrs: Mapping[NodeKey, Mapping[str, Any]],
+    keys: Mapping[str, str | None],
+    kind: str,
+) -> dict[str, NodeKey]:
+    """`ids[kind]`, made now if it was not: each text id the nodes of `kind` hold in their
+    key member, to the first node holding it."""
+    index = ids.get(kind)
+    if index is None:
+        index = ids[kind] = {}
+        key = keys.get(kind)
+        if key is not None:
+            for node in by_kind.get(kind, ()):
+                node_id = attrs[node].get(key)
+                if node_id.__class__ is str and node_id not in index:
+                    index[node_id] = node
+    return index
+
+
 class LazyEdges(dict[str, Edges]):
     """The edges of each label, made when a rule first follows the label: a graph declares
     edges for every link field (an answer's `evidence_ids`, `final_ids`, ...), and most
@@ -1149,7 +1202,10 @@ class _EdgeMaker:
     by_label: dict[str, list[tuple[str, tuple[str, ...]]]]
     by_kind: dict[str, list[NodeKey]]
     attrs: dict[NodeKey, dict[str, Any]]
+    # the graph's id indexes and key members, to index a target kind when first needed
+    # (the parts, not the graph: a graph holds its edge maker)
     ids: dict[str, dict[str, NodeKey]]
+    keys: dict[str, str | None]
     # per tuple of target kinds, the node each id reaches (see `_first_match`)
     reaches: dict[tuple[str, ...], Mapping[str, NodeKey]] = field(default_factory=dict)
 
@@ -1178,7 +1234,10 @@ class _EdgeMaker:
     def _reaches(self, targets: tuple[str, ...]) -> Mapping[str, NodeKey]:
         reaches = self.reaches.get(targets)
         if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
-            reaches = self.reaches[targets] = _first_match(self.ids, targets)
+            by_kind, attrs, ids, keys = self.by_kind, self.attrs, self.ids, self.keys
+            reaches = self.reaches[targets] = _first_match(
+                [_kind_ids(ids, by_kind, attrs, keys, t) for t in targets if t in by_kind]
+            )
         return reaches
 
 
@@ -1187,7 +1246,7 @@ def _edge_maker(spec: GraphSpec, graph: Graph) -> _EdgeMaker:
     for kind in spec.kinds:
         for label, targets in kind.edges:
             by_label.setdefault(label, []).append((kind.name, targets))
-    return _EdgeMaker(by_label, graph.by_kind, graph.attrs, graph.ids)
+    return _EdgeMaker(by_label, graph.by_kind, graph.attrs, graph.ids, graph.keys)
 
 
 _SHARING_TRIAL = 4096
@@ -1271,12 +1330,10 @@ def _add_incoming(
                 sources.append(node)
 
 
-def _first_match(
-    ids: Mapping[str, Mapping[str, NodeKey]], targets: Sequence[str]
-) -> Mapping[str, NodeKey]:
-    """The node an edge to any of `targets` reaches by each id: of the target kinds that
-    hold the id, the one named first."""
-    indexes = [ids[t] for t in targets if t in ids]
+def _first_match(indexes: Sequence[Mapping[str, NodeKey]]) -> Mapping[str, NodeKey]:
+    """The node an edge to any of the target kinds (their id indexes, in the order the
+    edge names them) reaches by each id: of the kinds that hold the id, the one named
+    first."""
     if len(indexes) == 1:
         return indexes[0]
     merged: dict[str, NodeKey] = {}
