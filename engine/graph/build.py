@@ -457,12 +457,7 @@ class Graph:
                 return found
             found = {}
             for node, targets in outgoing[label].items():
-                for target in targets:
-                    sources = found.get(target)
-                    if sources is None:
-                        found[target] = [node]
-                    else:
-                        sources.append(node)
+                _add_sources(found, node, targets)
             self._incoming[label] = found
         return found
 
@@ -1305,7 +1300,7 @@ def _reached(value: Any, reaches: Mapping[str, NodeKey]) -> list[NodeKey]:
 
 
 def _add_incoming(
-    found: Edges,
+    reversed_edges: Edges,
     label: str,
     reaches: Mapping[str, NodeKey],
     nodes: list[NodeKey],
@@ -1315,19 +1310,22 @@ def _add_incoming(
     nodes that reach it, in node order (what `_add_edges` makes, read backwards)."""
     for node in nodes:
         value = attrs[node].get(label)
-        if value is None:
-            continue
         if value.__class__ is str:
             target = reaches.get(value)
-            targets: Iterable[NodeKey] = () if target is None else (target,)
+            if target is not None:
+                _add_sources(reversed_edges, node, (target,))
+        elif value is not None:
+            _add_sources(reversed_edges, node, _reached(value, reaches))
+
+
+def _add_sources(reversed_edges: Edges, node: NodeKey, targets: Iterable[NodeKey]) -> None:
+    """`node` appended to the sources of each of `targets` (`Graph.incoming`)."""
+    for target in targets:
+        sources = reversed_edges.get(target)
+        if sources is None:
+            reversed_edges[target] = [node]
         else:
-            targets = _reached(value, reaches)
-        for target in targets:
-            sources = found.get(target)
-            if sources is None:
-                found[target] = [node]
-            else:
-                sources.append(node)
+            sources.append(node)
 
 
 def _first_match(indexes: Sequence[Mapping[str, NodeKey]]) -> Mapping[str, NodeKey]:
