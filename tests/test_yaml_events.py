@@ -123,10 +123,15 @@ def test_the_streamed_document_is_the_composed_one(node: Any, start: str, end: s
         _value, root = yamldoc.parse_yaml(raw, "doc.yaml", "INPUT")
         every = yamldoc.yaml_positions(root)
         assert yamlevents.yaml_positions_of(raw, "doc.yaml") == every
-        for pointer in [*list(every)[:3], *list(every)[-2:], "/no/such/value"]:
+        wanted = [*list(every)[:3], *list(every)[-2:], "/no/such/value"]
+        for pointer in wanted:
             one = yamlevents.yaml_positions_of(raw, "doc.yaml", pointer)
             held = {p: at for p, at in every.items() if p == pointer or pointer.startswith(p + "/")}
             assert one == held  # the value and the values that hold it
+        together = yamlevents.yaml_positions_of(raw, "doc.yaml", wanted)  # in one reading
+        assert together == {
+            p: at for p, at in every.items() if any(p == w or w.startswith(p + "/") for w in wanted)
+        }
 
 
 def test_the_plain_shape_is_built_from_events_without_a_node_tree() -> None:
