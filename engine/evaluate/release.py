@@ -111,25 +111,31 @@ def asked_by(
     computed: frozenset[str] = frozenset(),
 ) -> frozenset[str]:
     """The metrics with a table that rule `name` may ask for values: those it calls,
-    itself or through constants and metrics, except those called only inside the table of
-    a metric an earlier rule already computed (`computed`), which answers from its table
-    for the arguments the earlier rule asked."""
+    itself or through constants and metrics, except a metric of more parameters called
+    only inside the table of one of fewer that an earlier rule already computed
+    (`computed`). Such a caller folds the callee's extra arguments into one value per
+    argument of its own (a session's worst rating, from each pair of session and
+    rating): asked again for what the earlier rule asked, it answers from its table."""
     metrics = symbols.metrics
     asked: set[str] = set()
-    seen: set[str] = set()
-    pending = list(infos[name].references) if name in infos else []
+    # each reference, with the computed metric with a table it is called inside (if any)
+    pending: list[tuple[str, ast.MetricDecl | None]] = [
+        (ref, None) for ref in (infos[name].references if name in infos else ())
+    ]
+    visited: set[tuple[str, ast.MetricDecl | None]] = set()
     while pending:
-        ref = pending.pop()
-        if ref in seen or ref == name or ref not in infos:
+        ref, inside = pending.pop()
+        if ref == name or ref not in infos or ref in asked or (ref, inside) in visited:
             continue
-        seen.add(ref)
+        visited.add((ref, inside))
         decl = symbols.declarations.get(ref)
         if isinstance(decl, ast.MetricDecl) and memoised(decl, metrics):
+            if inside is not None and len(decl.params) > len(inside.params):
+                continue  # only ever computed for arguments the caller has not seen
             asked.add(ref)
-            if ref in computed:
-                continue
+            inside = decl if ref in computed else None
         if isinstance(decl, ast.MetricDecl | ast.ConstDecl):
-            pending += infos[ref].references
+            pending += [(callee, inside) for callee in infos[ref].references]
     return frozenset(asked)
 
 
