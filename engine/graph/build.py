@@ -457,7 +457,12 @@ class Graph:
                 return found
             found = {}
             for node, targets in outgoing[label].items():
-                _add_sources(found, node, targets)
+                for target in targets:  # inline: a call per node cost 0.7 % of an answer
+                    sources = found.get(target)
+                    if sources is None:
+                        found[target] = [node]
+                    else:
+                        sources.append(node)
             self._incoming[label] = found
         return found
 
@@ -1312,20 +1317,17 @@ def _add_incoming(
         value = attrs[node].get(label)
         if value.__class__ is str:
             target = reaches.get(value)
-            if target is not None:
-                _add_sources(reversed_edges, node, (target,))
-        elif value is not None:
-            _add_sources(reversed_edges, node, _reached(value, reaches))
-
-
-def _add_sources(reversed_edges: Edges, node: NodeKey, targets: Iterable[NodeKey]) -> None:
-    """`node` appended to the sources of each of `targets` (`Graph.incoming`)."""
-    for target in targets:
-        sources = reversed_edges.get(target)
-        if sources is None:
-            reversed_edges[target] = [node]
+            targets: Iterable[NodeKey] = () if target is None else (target,)
+        elif value is None:
+            continue
         else:
-            sources.append(node)
+            targets = _reached(value, reaches)
+        for target in targets:  # as `Graph.incoming` appends them, inline (see there)
+            sources = reversed_edges.get(target)
+            if sources is None:
+                reversed_edges[target] = [node]
+            else:
+                sources.append(node)
 
 
 def _first_match(indexes: Sequence[Mapping[str, NodeKey]]) -> Mapping[str, NodeKey]:
