@@ -336,18 +336,10 @@ def _attr_spec(name: str, type_name: str, as_text: bool) -> AttrSpec:
 
 def graph_spec(checked: CheckedRuleset, graph: str) -> GraphSpec:
     """The spec of graph `graph` from the kind declarations of a checked ruleset."""
+    declared = [d for d in checked.symbols.kinds.values() if graph in {g.text for g in d.graphs}]
+    targets = {t.text for d in declared for e in d.edges if not e.within for t in e.targets}
     kinds = []
-    for decl in checked.symbols.kinds.values():
-        if graph not in {g.text for g in decl.graphs}:
-            continue
-        targets = {
-            t.text
-            for other in checked.symbols.kinds.values()
-            if graph in {g.text for g in other.graphs}
-            for e in other.edges
-            if not e.within
-            for t in e.targets
-        }
+    for decl in declared:
         kinds.append(
             KindSpec(
                 decl.name.text,
