@@ -98,3 +98,30 @@ def test_files_are_let_go_first_read_first_once_their_bytes_pass_the_budget(
     with pytest.raises(RulecheckError) as raised:
         files.read("other97.json")
     assert [d.code for d in raised.value.diagnostics] == ["INPUT_CHANGED"]
+
+
+def test_a_file_a_nested_check_parsed_loads_again_the_same(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    raw = files.read("answer.json")
+    assert raw is not None
+    files.parsed_strictly("answer.json")  # what a nested check says once its load passed
+    _read_others(files)
+    assert files.json("answer.json") == {"final": 1}
+
+
+def test_a_file_a_nested_check_parsed_then_changed_is_refused(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    files.read("answer.json")
+    files.parsed_strictly("answer.json")
+    _read_others(files)
+    (tmp_path / "answer.json").write_bytes(b'{"final": 1, "final": 2}\n')
+    with pytest.raises(RulecheckError) as raised:
+        files.json("answer.json")
+    assert [d.code for d in raised.value.diagnostics] == ["INPUT_CHANGED"]
+
+
+def test_a_file_never_read_is_parsed_strictly_whatever_was_said(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    (tmp_path / "twice.json").write_bytes(b'{"final": 1, "final": 2}\n')
+    files.parsed_strictly("twice.json")  # not read through this bundle: nothing to trust
+    assert files.json("twice.json") is None

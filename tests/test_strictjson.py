@@ -22,6 +22,7 @@ from engine.bundle.strictjson import (
     is_json_integer,
     load_strict_file,
     loads_strict,
+    loads_verified,
     locate,
 )
 from engine.errors import ExitCode, RulecheckError
@@ -547,6 +548,21 @@ def test_property_dumped_values_load_back_equal(
 ) -> None:
     raw = json.dumps(value, ensure_ascii=ascii, indent=indent).encode()
     assert same(loads_strict(raw, SOURCE), value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, st.booleans(), st.sampled_from([None, 2]))
+def test_property_bytes_accepted_once_load_again_the_same_without_the_checks(
+    value: Any, ascii: bool, indent: int | None
+) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii, indent=indent).encode()
+    try:
+        strict = loads_strict(raw, SOURCE)
+    except RulecheckError:  # an integer beyond the float range: nothing to load again
+        return
+    again = loads_verified(raw)
+    assert same(again, strict)
+    assert json.dumps(again) == json.dumps(strict)  # members in the same order
 
 
 @settings(max_examples=300, deadline=None)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from engine.bundle import paths
 from engine.bundle.documents import RecordLines
-from engine.bundle.strictjson import loads_strict
+from engine.bundle.strictjson import loads_strict, loads_verified
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.limits import read_input
 
@@ -44,6 +44,8 @@ class BundleFiles:
     _read: dict[str, bytes | None] = field(default_factory=dict)
     _bytes_kept: int = 0
     _parsed: dict[str, Any] = field(default_factory=dict)
+    # the files whose bytes (those of their sha256 in `_digests`) parsed as strict JSON
+    _strict: set[str] = field(default_factory=set)
     _digests: dict[str, tuple[str, int] | None] = field(default_factory=dict)
     _real_root: list[str | None] = field(default_factory=list)
 
@@ -104,10 +106,25 @@ class BundleFiles:
                 self._parsed.pop(next(iter(self._parsed)))
             raw = self.read(relative)
             try:
-                self._parsed[relative] = None if raw is None else loads_strict(raw, relative)
+                if raw is None:
+                    value = None
+                elif relative in self._strict:  # `read` made sure the bytes are those
+                    value = loads_verified(raw)
+                else:
+                    value = loads_strict(raw, relative)
+                    self._strict.add(relative)
             except RulecheckError:
-                self._parsed[relative] = None
+                value = None
+            self._parsed[relative] = value
         return self._parsed[relative]
+
+    def parsed_strictly(self, relative: str) -> None:
+        """Note that the bytes `read(relative)` gives parsed as strict JSON elsewhere (a
+        nested check's document): parsed again here, they need not be searched again for
+        what strict JSON refuses. A campaign parses each review's answer twice, once to
+        check it and once for its raters' view."""
+        if self._digests.get(relative) is not None:
+            self._strict.add(relative)
 
     def sha256_and_size(self, relative: str) -> tuple[str, int] | None:
         """The sha256 and byte count of a file inside the bundle, as first read; None when
