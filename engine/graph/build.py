@@ -591,8 +591,11 @@ class Graph:
     def id_index(self, kind: str) -> Mapping[str, NodeKey]:
         """Each text id of the nodes of `kind`, to the first node holding it (for a graph
         the builder made, made again here when it let the index go: see `build_graph`)."""
+        index = self.ids.get(kind)
+        if index is not None:  # most look-ups: an index kept (no call, on an answer's path)
+            return index
         if not self._ids_made:
-            return self.ids.get(kind, {})
+            return {}
         return _kind_ids(self.ids, self.by_kind, self.attrs, self.keys, kind)
 
     def id_set(self, kind: str) -> frozenset[str]:
@@ -1228,7 +1231,11 @@ class _EdgeMaker:
         if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
             by_kind, attrs, ids, keys = self.by_kind, self.attrs, self.ids, self.keys
             reaches = self.reaches[targets] = _first_match(
-                [_kind_ids(ids, by_kind, attrs, keys, t) for t in targets if t in by_kind]
+                [
+                    ids[t] if t in ids else _kind_ids(ids, by_kind, attrs, keys, t)
+                    for t in targets
+                    if t in by_kind
+                ]
             )
         return reaches
 
