@@ -230,6 +230,23 @@ class _Driver:
             }
             for state, actions in table.states.items()
         }
+        # (state below, state on top, next token's kind) -> the state on top once every
+        # one-symbol reduction that hands its child up (`_unit_chain`) is made: most of a
+        # parse's reductions, each met again and again in the same states.
+        self.unit_chains: dict[tuple[Any, Any, str | None], Any] = {}
+
+    def _unit_chain(self, below: Any, top: Any, kind: str | None) -> Any:
+        """The state on top of `below` after the reductions, one after another, of rules
+        of one symbol whose value is their child's, with `kind` the next token: from the
+        precedence ladder's top to the rule that uses the expression, a dozen levels. The
+        stack under the top does not change, nor the values, so the result depends on the
+        two states and the token alone."""
+        states = self.states
+        while True:
+            entry = states[top].get(kind)  # type: ignore[arg-type]
+            if entry is None or entry[0] or entry[1][1] is not None:
+                return top
+            top = states[below][entry[1][2]][1]
 
     def parse(self, text: str, lexed: list[Token] | None = None) -> Any:
         """The callbacks' result for the whole text; `_Refused` when it does not parse.
@@ -238,6 +255,7 @@ class _Driver:
         if scanners is None or self.token_callbacks:
             raise _Refused
         states = self.states
+        unit_chains = self.unit_chains
         end_state = self.end_state
         state_stack = [self.start_state]
         value_stack: list[Any] = []
@@ -295,7 +313,14 @@ class _Driver:
                     break
                 size, reduce, origin = arg
                 if reduce is None:  # the value on top is the rule's value: only the state moves
-                    state_stack[-1] = states[state_stack[-2]][origin][1]
+                    if at_end:
+                        state_stack[-1] = states[state_stack[-2]][origin][1]
+                    else:
+                        chain = (state_stack[-2], state_stack[-1], kind)
+                        top = unit_chains.get(chain)
+                        if top is None:
+                            top = unit_chains[chain] = self._unit_chain(*chain)
+                        state_stack[-1] = top
                 elif size:
                     children = value_stack[-size:]
                     del state_stack[-size:]
