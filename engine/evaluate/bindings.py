@@ -16,7 +16,8 @@ from engine.evaluate.compile import Context, Env
 def describe_binding(
     env: Env, ctx: Context, subject_document: str | frozenset[str] | None = None
 ) -> tuple[tuple[str, ...], str | None, str | None]:
-    """The values a binding names, and the document and pointer to report it at.
+    """The values a binding names (`binding_ids`), and the document and pointer to report
+    it at.
 
     The location is the innermost list element bound in the subject document, else the
     outermost bound node of the subject document, else the innermost bound node.
@@ -24,7 +25,6 @@ def describe_binding(
     subjects = (
         frozenset({subject_document}) if isinstance(subject_document, str) else subject_document
     ) or frozenset()
-    ids: list[str] = []
     element: tuple[str, str] | None = None
     subject: tuple[str, str] | None = None
     innermost: tuple[str, str] | None = None
@@ -36,20 +36,35 @@ def describe_binding(
             if owned is not None and owned[0] in subjects:
                 element = (owned[0], f"{owned[1]}/{attribute}/{index}")
         elif isinstance(value, tuple) and value in ctx.graph.attrs:
-            identity = ctx.graph.id_of(value)
             place = ctx.graph.place(value)
-            if identity is not None:
-                ids.append(str(identity))
-            elif place is not None and place[1]:
-                ids.append(place[1])
             if place is not None:
                 innermost = place
                 if subject is None and place[0] in subjects:
                     subject = place
+    document, pointer = element or subject or innermost or (None, None)
+    return binding_ids(env, ctx), document, pointer
+
+
+def binding_ids(env: Env, ctx: Context) -> tuple[str, ...]:
+    """The values a binding names, in binding order: a node's id (else the pointer of its
+    record), any other value as the reports write it. A gate's or a table's row needs
+    these and no location: a node is placed (its pointer made) only when it has no id."""
+    graph = ctx.graph
+    ids: list[str] = []
+    for name, value in env.items():
+        if name.startswith(_ELEMENT):
+            continue
+        if isinstance(value, tuple) and value in graph.attrs:
+            identity = graph.id_of(value)
+            if identity is not None:
+                ids.append(str(identity))
+            else:
+                place = graph.place(value)
+                if place is not None and place[1]:
+                    ids.append(place[1])
         else:
             ids.append(_scalar(value))
-    document, pointer = element or subject or innermost or (None, None)
-    return tuple(ids), document, pointer
+    return tuple(ids)
 
 
 def _scalar(value: Any) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.evaluate.bindings import describe_binding
+from engine.evaluate.bindings import binding_ids
 from engine.evaluate.compile import Compiled, Compiler, Context, Env, Failures, RuleRun
 from engine.evaluate.runtime import (
     FAILURES,
@@ -162,7 +162,7 @@ def compile_budget(compiler: Compiler, decl: ast.BudgetDecl, rule_hash: str) -> 
 
 
 def _observe(gate: CompiledGate, ctx: Context, env: Env) -> Observation:
-    ids, _, _ = describe_binding(env, ctx)
+    ids = binding_ids(env, ctx)
     try:
         if gate.sides is not None:
             left, right, op = gate.sides
@@ -192,7 +192,7 @@ def _rule_result(
     errors: Failures = []
     bound = bindings(ctx, {}, lambda env: observations.append(observe(env)), [], errors)
     for env, message in errors:
-        observations.append(Observation(describe_binding(env, ctx)[0], False, error=message))
+        observations.append(Observation(binding_ids(env, ctx), False, error=message))
     passed = all(o.passed for o in observations)
     bound = bound + len(errors) if decl.bindings else 1  # a failed binding is not vacuity
     return RuleResult(
@@ -208,13 +208,13 @@ def run_gate(gate: CompiledGate, ctx: Context) -> RuleResult:
 
 
 def _entry_ids(env: Env, ctx: Context, var: str) -> tuple[str, ...]:
-    ids, _, _ = describe_binding({var: env[var]}, ctx)
+    ids = binding_ids({var: env[var]}, ctx)
     return ids
 
 
 def _ledger(budget: CompiledBudget, ctx: Context, env: Env, entries: list[Env]) -> Observation:
     """One binding's ledger; its entries are appended to `entries` (the caller counts them)."""
-    ids, _, _ = describe_binding(env, ctx)
+    ids = binding_ids(env, ctx)
     var = budget.ledger_var
     start = len(entries)
     errors: Failures = []
@@ -358,13 +358,13 @@ def run_table(table: CompiledTable, ctx: Context) -> TableResult:
     rows: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
 
     def row(env: Env) -> None:
-        ids, _, _ = describe_binding(env, ctx)
+        ids = binding_ids(env, ctx)
         rows.append((ids, tuple(_cell(column, ctx, env) for _, column in table.columns)))
 
     errors: Failures = []
     table.bindings(ctx, {}, row, [], errors)
     for env, message in errors:
-        ids = describe_binding(env, ctx)[0] or ("error",)
+        ids = binding_ids(env, ctx) or ("error",)
         rows.append((ids, tuple(CellError(message) for _ in table.columns)))
     decl = table.decl
     names = tuple(name for name, _ in table.columns)

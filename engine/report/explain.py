@@ -316,12 +316,12 @@ class _Explainer:
 
     def _envs(self, step: CompiledGate | CompiledBudget) -> dict[tuple[str, ...], dict[str, Any]]:
         """Each binding's variables, by the ids it names."""
-        from engine.evaluate.bindings import describe_binding
+        from engine.evaluate.bindings import binding_ids
 
         envs: dict[tuple[str, ...], dict[str, Any]] = {}
 
         def keep(env: dict[str, Any]) -> None:
-            envs.setdefault(describe_binding(env, self.ctx)[0], dict(env))
+            envs.setdefault(binding_ids(env, self.ctx), dict(env))
 
         step.bindings(self.ctx, {}, keep, [], [])
         return envs
