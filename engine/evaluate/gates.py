@@ -208,8 +208,7 @@ def run_gate(gate: CompiledGate, ctx: Context) -> RuleResult:
 
 
 def _entry_ids(env: Env, ctx: Context, var: str) -> tuple[str, ...]:
-    ids = binding_ids({var: env[var]}, ctx)
-    return ids
+    return binding_ids({var: env[var]}, ctx)
 
 
 def _ledger(budget: CompiledBudget, ctx: Context, env: Env, entries: list[Env]) -> Observation:
