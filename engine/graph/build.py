@@ -1231,11 +1231,7 @@ class _EdgeMaker:
         if reaches is None:  # labels often share their targets (`final_ids` of two kinds)
             by_kind, attrs, ids, keys = self.by_kind, self.attrs, self.ids, self.keys
             reaches = self.reaches[targets] = _first_match(
-                [
-                    ids[t] if t in ids else _kind_ids(ids, by_kind, attrs, keys, t)
-                    for t in targets
-                    if t in by_kind
-                ]
+                [_kind_ids(ids, by_kind, attrs, keys, t) for t in targets if t in by_kind]
             )
         return reaches
 
