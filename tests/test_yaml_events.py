@@ -125,7 +125,7 @@ def test_the_streamed_document_is_the_composed_one(node: Any, start: str, end: s
         assert yamlevents.yaml_positions_of(raw, "doc.yaml") == every
         wanted = [*list(every)[:3], *list(every)[-2:], "/no/such/value"]
         for pointer in wanted:
-            one = yamlevents.yaml_positions_of(raw, "doc.yaml", pointer)
+            one = yamlevents.yaml_positions_of(raw, "doc.yaml", (pointer,))
             held = {p: at for p, at in every.items() if p == pointer or pointer.startswith(p + "/")}
             assert one == held  # the value and the values that hold it
         together = yamlevents.yaml_positions_of(raw, "doc.yaml", wanted)  # in one reading

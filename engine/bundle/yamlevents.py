@@ -72,15 +72,13 @@ def load_yaml(
 
 
 def yaml_positions_of(
-    raw: bytes, file: str, wanted: str | Collection[str] | None = None
+    raw: bytes, file: str, wanted: Collection[str] | None = None
 ) -> dict[str, tuple[int, int]]:
     """The 1-based (line, column) of every value of a YAML document that parsed, by JSON
     pointer (`yamldoc.yaml_positions` of its node tree, without the tree); with `wanted`
-    (a pointer or several), of those values and the values that hold them only (those
-    there are): the stream is read up to the last of them, and no other position is kept
-    (a large document's are tens of MiB)."""
-    if isinstance(wanted, str):  # one pointer, not the characters of one
-        wanted = (wanted,)
+    (pointers: one is `(pointer,)`), of those values and the values that hold them only
+    (those there are): the stream is read up to the last of them, and no other position
+    is kept (a large document's are tens of MiB)."""
     text = yamldoc.document_text(raw, file, "INPUT")
     loader = yamldoc.strict_loader(text)
     try:
