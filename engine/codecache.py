@@ -11,19 +11,33 @@ trust checks, same off switch `RULECHECK_PARSE_CACHE=off`: `engine/syntax/tables
 The file is read on the first compile of a process and written once at its exit when
 that process compiled anything new; a broken, foreign or untrusted file is as if there
 were none, and any failure to write it only costs the next process the compiling.
+
+The methods `dataclasses` writes for the engine's own classes (`__init__`, `__eq__`,
+`__hash__`, `__repr__`, the frozen `__setattr__`...) are compiled from their text the
+same way at every import: some 650 texts, about 60 ms of each command's start-up, a
+quarter of `rulecheck lint`. `keep_dataclass_methods` has `dataclasses` compile them
+through a second file of this cache (`methods-*.marshal`), with the flags and file name
+its own `exec` of the text uses, so each class is the one it always was.
 """
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import marshal
 import sys
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
-from engine.syntax.parsecache import enabled
-from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+from engine.syntax.tables import (
+    cache_folder,
+    enabled,
+    prune_private,
+    read_marshalled,
+    write_private,
+)
 
 _FORMAT = "1"
 # Code objects kept in the file at most (the file is read whole by every process that
@@ -37,8 +51,9 @@ class _Codes:
     """This process's view of the cache file: its code objects by key, and which of them
     this process compiled or used."""
 
-    def __init__(self) -> None:
-        self.path = _cache_path() if enabled() else None
+    def __init__(self, kind: str = "code") -> None:
+        self.kind = kind  # the first part of the file's name
+        self.path = _cache_path(kind) if enabled() else None
         found = None if self.path is None else read_marshalled(self.path)
         self.codes: dict[bytes, CodeType] = {}
         if isinstance(found, dict):
@@ -49,6 +64,17 @@ class _Codes:
             }
         self.used: dict[bytes, None] = {}  # in the order of their last use
         self.added = False
+
+    def code(self, key: bytes, source: str, filename: str, inherit: bool = True) -> CodeType:
+        """The code object kept under `key`, else `source` compiled (and kept); noted as
+        used last."""
+        code = self.codes.get(key)
+        if code is None:
+            code = compile(source, filename, "exec", dont_inherit=not inherit)
+            self.keep(key, code)
+        self.used.pop(key, None)
+        self.used[key] = None
+        return code
 
     def keep(self, key: bytes, code: CodeType) -> None:
         """Hold a newly compiled code object; past twice the file's bound, only the
@@ -73,7 +99,7 @@ class _Codes:
         except ValueError:  # pragma: no cover - every value is a code object
             return
         write_private(self.path, payload)
-        prune_private(self.path.parent, "code-", ".marshal", _FILES_KEPT)
+        prune_private(self.path.parent, f"{self.kind}-", ".marshal", _FILES_KEPT)
 
 
 _codes: _Codes | None = None
@@ -87,20 +113,49 @@ def compiled(source: str, filename: str) -> CodeType:
         _codes = _Codes()
         atexit.register(_codes.save)
     key = hashlib.sha256(f"{filename}\x00{source}".encode("utf-8", "surrogatepass")).digest()
-    code = _codes.codes.get(key)
-    if code is None:
-        code = compile(source, filename, "exec")
-        _codes.keep(key, code)
-    _codes.used.pop(key, None)
-    _codes.used[key] = None
-    return code
+    return _codes.code(key, source, filename)
 
 
-def _cache_path() -> Path | None:
-    """The cache file of this Python, or None when no cache folder can be named."""
+def _cache_path(kind: str) -> Path | None:
+    """The cache file of this kind of code objects for this Python, or None when no cache
+    folder can be named."""
     folder = cache_folder()
     if folder is None:
         return None
     versions = f"{_FORMAT}\x00{sys.version}\x00{marshal.version}"
     name = hashlib.sha256(versions.encode("utf-8")).hexdigest()[:32]
-    return folder / f"code-{name}.marshal"
+    return folder / f"{kind}-{name}.marshal"
+
+
+_methods: _Codes | None = None
+_ENGINE_MODULES = "engine."
+
+
+def keep_dataclass_methods() -> None:
+    """Have `dataclasses` compile the methods of the engine's classes through this cache
+    from now on (see the module's docstring); a cache turned off changes nothing."""
+    if enabled():
+        dataclasses.__dict__["exec"] = _exec_as_dataclasses_does
+
+
+def _exec_as_dataclasses_does(
+    source: Any, globals_: dict[str, Any] | None = None, locals_: Any = None
+) -> None:
+    """`exec(source, globals_, locals_)`, the only call `dataclasses` makes of `exec`;
+    the text of a method of an engine class (its class's module's namespace is
+    `globals_`) compiled once per machine."""
+    name = "" if globals_ is None else globals_.get("__name__")
+    if source.__class__ is str and isinstance(name, str) and name.startswith(_ENGINE_MODULES):
+        source = _method_code(source)
+    exec(source, globals_, locals_)
+
+
+def _method_code(source: str) -> CodeType:
+    """The code `exec` compiles a text to when called by a module without `__future__`
+    imports, as `dataclasses` is: file name `<string>`, no inherited flags."""
+    global _methods
+    if _methods is None:
+        _methods = _Codes("methods")
+        atexit.register(_methods.save)
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest()
+    return _methods.code(key, source, "<string>", inherit=False)

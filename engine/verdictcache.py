@@ -22,8 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.resources import engine_source_digest
-from engine.syntax.parsecache import enabled
-from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+from engine.syntax.tables import (
+    cache_folder,
+    enabled,
+    prune_private,
+    read_marshalled,
+    write_private,
+)
 
 
 def depends_on(*parts: str) -> str:

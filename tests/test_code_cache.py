@@ -5,9 +5,11 @@ as if there were no cache; the file keeps a bounded number of code objects."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,92 @@ def test_the_file_keeps_the_latest_code_objects_within_its_bound(
     assert codecache._codes is not None
     kept = codecache._codes.codes.values()
     assert sorted(code.co_consts[0] for code in kept) == [7, 8, 9]
+
+
+# ---- the methods `dataclasses` writes for the engine's classes -----------------------------
+
+CLASS = '''
+from dataclasses import dataclass, field
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A class of the engine's kind: frozen, slotted, with a default and a span."""
+
+    name: str
+    count: int = 0
+    span: tuple[int, int] = field(default=(0, 0), compare=False, hash=False, repr=False)
+'''
+METHODS = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+
+
+def _probe(module: str, monkeypatch: pytest.MonkeyPatch) -> type:
+    """`Probe` made by `dataclasses` in a fresh module named `module`."""
+    namespace = types.ModuleType(module)
+    monkeypatch.setitem(sys.modules, module, namespace)
+    exec(CLASS, namespace.__dict__)
+    made: type = namespace.__dict__["Probe"]
+    return made
+
+
+@pytest.fixture
+def methods(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh cache of methods in `folder`, read anew by this process."""
+    monkeypatch.setattr(codecache, "_methods", None)
+    monkeypatch.setitem(dataclasses.__dict__, "exec", codecache._exec_as_dataclasses_does)
+    return folder
+
+
+def test_an_engine_class_made_from_kept_methods_is_the_class_dataclasses_makes(
+    methods: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiled_now = _probe("engine.probe_compiled", monkeypatch)
+    assert codecache._methods is not None and codecache._methods.added
+    codecache._methods.save()
+    codecache._methods = None  # as a new process would
+    from_the_file = _probe("engine.probe_kept", monkeypatch)
+    assert codecache._methods is not None and not codecache._methods.added  # all were kept
+    monkeypatch.delitem(dataclasses.__dict__, "exec")  # dataclasses' own `exec` again
+    plain = _probe("engine.probe_plain", monkeypatch)
+    for made in (compiled_now, from_the_file):
+        for name in METHODS:
+            ours, theirs = getattr(made, name), getattr(plain, name)
+            assert ours.__code__ == theirs.__code__, name
+            assert ours.__annotations__ == theirs.__annotations__, name
+        probe = made("x", 2)
+        assert (probe, repr(probe), hash(probe)) == (
+            made("x", 2, (5, 5)),
+            "Probe(name='x', count=2)",
+            hash(plain("x", 2)),
+        )
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            probe.count = 3  # type: ignore[misc]
+
+
+def test_only_the_engine_s_classes_go_through_the_cache(
+    methods: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _probe("someone_else.probe", monkeypatch)
+    assert codecache._methods is None  # not even read
+    _probe("engine.probe", monkeypatch)
+    assert codecache._methods is not None and codecache._methods.codes  # compiled and kept
+
+
+def test_the_cache_turned_off_leaves_dataclasses_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(dataclasses.__dict__, "exec", raising=False)
+    monkeypatch.setenv("RULECHECK_PARSE_CACHE", "off")
+    codecache.keep_dataclass_methods()
+    assert "exec" not in dataclasses.__dict__
+    monkeypatch.delenv("RULECHECK_PARSE_CACHE")
+    codecache.keep_dataclass_methods()
+    assert dataclasses.__dict__["exec"] is codecache._exec_as_dataclasses_does
+
+
+def test_a_second_lint_reads_the_kept_methods_and_writes_nothing(folder: Path) -> None:
+    env = {**os.environ, "RULECHECK_CACHE_DIR": str(folder)}
+    command = [sys.executable, "-m", "engine.cli", "lint", "rules", "--format", "json"]
+    first = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=False)
+    (written,) = sorted(folder.glob("methods-*.marshal"))
+    before = written.stat().st_mtime_ns
+    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=False)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    assert written.stat().st_mtime_ns == before

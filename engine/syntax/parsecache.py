@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import marshal
-import os
 import sys
 from fractions import Fraction
 from functools import cache
@@ -27,7 +26,13 @@ from typing import Any
 from engine.gcpolicy import collector_paused
 from engine.resources import engine_source_digest
 from engine.syntax import ast
-from engine.syntax.tables import cache_folder, prune_private, read_marshalled, write_private
+from engine.syntax.tables import (
+    cache_folder,
+    enabled,
+    prune_private,
+    read_marshalled,
+    write_private,
+)
 
 _FORMAT = "1"
 KEEP = 256
@@ -48,11 +53,6 @@ _TYPES: tuple[type, ...] = tuple(
 _INDEX = {node_type: index for index, node_type in enumerate(_TYPES)}
 _FIELDS = tuple(tuple(f.name for f in dataclasses.fields(t)) for t in _TYPES)
 _ATOMS = (str, int, bool, type(None))
-
-
-def enabled() -> bool:
-    """False when `RULECHECK_PARSE_CACHE` is `off` (or `0`, `no`, `false`)."""
-    return os.environ.get("RULECHECK_PARSE_CACHE", "").lower() not in ("off", "0", "no", "false")
 
 
 @cache

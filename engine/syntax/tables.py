@@ -33,6 +33,12 @@ _GIVEN = frozenset(
 )
 
 
+def enabled() -> bool:
+    """Whether the caches of this folder are used: not when `RULECHECK_PARSE_CACHE` is
+    `off` (or `0`, `no`, `false`), the one switch for all of them."""
+    return os.environ.get("RULECHECK_PARSE_CACHE", "").lower() not in ("off", "0", "no", "false")
+
+
 def cache_folder() -> Path | None:
     """Where the tables are kept; None when no folder can be named."""
     explicit = os.environ.get("RULECHECK_CACHE_DIR")
