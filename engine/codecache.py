@@ -17,7 +17,8 @@ The methods `dataclasses` writes for the engine's own classes (`__init__`, `__eq
 same way at every import: some 650 texts, about 60 ms of each command's start-up, a
 quarter of `rulecheck lint`. `keep_dataclass_methods` has `dataclasses` compile them
 through a second file of this cache (`methods-*.marshal`), with the flags and file name
-its own `exec` of the text uses, so each class is the one it always was.
+its own `exec` of the text uses, so each class is the one it always was; the `__init__`
+that `engine/fastinit.py` writes for the AST's classes is kept there too.
 """
 
 from __future__ import annotations
@@ -143,19 +144,24 @@ def _exec_as_dataclasses_does(
 ) -> None:
     """`exec(source, globals_, locals_)`, the only call `dataclasses` makes of `exec`;
     the text of a method of an engine class (its class's module's namespace is
-    `globals_`) compiled once per machine."""
+    `globals_`) compiled once per machine, as `exec` compiles a text for a module
+    without `__future__` imports, as `dataclasses` is: file name `<string>`, no
+    inherited flags."""
     name = "" if globals_ is None else globals_.get("__name__")
     if source.__class__ is str and isinstance(name, str) and name.startswith(_ENGINE_MODULES):
-        source = _method_code(source)
+        source = kept_method(source, "<string>", inherit=False)
     exec(source, globals_, locals_)
 
 
-def _method_code(source: str) -> CodeType:
-    """The code `exec` compiles a text to when called by a module without `__future__`
-    imports, as `dataclasses` is: file name `<string>`, no inherited flags."""
+def kept_method(source: str, filename: str, inherit: bool) -> CodeType:
+    """`compile(source, filename, "exec", dont_inherit=not inherit)` of a method the
+    engine makes for one of its classes at import (`dataclasses`, `engine/fastinit.py`),
+    taken from the file of such methods when compiled before; `inherit` takes this
+    module's `__future__` flags, as a caller with the same imports would have them."""
     global _methods
     if _methods is None:
         _methods = _Codes("methods")
         atexit.register(_methods.save)
-    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest()
-    return _methods.code(key, source, "<string>", inherit=False)
+    text = f"{filename}\x00{int(inherit)}\x00{source}"
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _methods.code(key, source, filename, inherit)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
+from engine.codecache import kept_method
+
 Cls = TypeVar("Cls", bound=type)
 
 
@@ -37,7 +39,7 @@ def faster_init(cls: Cls) -> Cls:
             parameters.append(f"{item.name}={default}")
         body.append(f"    {setter}(self, {item.name})")
     source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
-    exec(compile(source + "\n", f"<faster_init {cls.__name__}>", "exec"), namespace)
+    exec(kept_method(source + "\n", f"<faster_init {cls.__name__}>", inherit=True), namespace)
     init, written = namespace["__init__"], cls.__dict__["__init__"]
     init.__qualname__ = written.__qualname__
     init.__annotations__ = written.__annotations__
