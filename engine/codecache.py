@@ -32,6 +32,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from engine.resources import engine_source_digest
 from engine.syntax.tables import (
     cache_folder,
     enabled,
@@ -52,9 +53,9 @@ class _Codes:
     """This process's view of the cache file: its code objects by key, and which of them
     this process compiled or used."""
 
-    def __init__(self, kind: str = "code") -> None:
+    def __init__(self, kind: str = "code", version: str = "") -> None:
         self.kind = kind  # the first part of the file's name
-        self.path = _cache_path(kind) if enabled() else None
+        self.path = _cache_path(kind, version) if enabled() else None
         found = None if self.path is None else read_marshalled(self.path)
         self.codes: dict[bytes, CodeType] = {}
         if isinstance(found, dict):
@@ -117,13 +118,13 @@ def compiled(source: str, filename: str) -> CodeType:
     return _codes.code(key, source, filename)
 
 
-def _cache_path(kind: str) -> Path | None:
-    """The cache file of this kind of code objects for this Python, or None when no cache
-    folder can be named."""
+def _cache_path(kind: str, version: str) -> Path | None:
+    """The cache file of this kind of code objects for this Python (and `version` of what
+    makes them), or None when no cache folder can be named."""
     folder = cache_folder()
     if folder is None:
         return None
-    versions = f"{_FORMAT}\x00{sys.version}\x00{marshal.version}"
+    versions = f"{_FORMAT}\x00{sys.version}\x00{marshal.version}\x00{version}"
     name = hashlib.sha256(versions.encode("utf-8")).hexdigest()[:32]
     return folder / f"{kind}-{name}.marshal"
 
@@ -159,8 +160,8 @@ def kept_method(source: str, filename: str, inherit: bool) -> CodeType:
     taken from the file of such methods when compiled before; `inherit` takes this
     module's `__future__` flags, as a caller with the same imports would have them."""
     global _methods
-    if _methods is None:
-        _methods = _Codes("methods")
+    if _methods is None:  # one file per engine: no class of another is kept, or read
+        _methods = _Codes("methods", engine_source_digest()["sha256"])
         atexit.register(_methods.save)
     text = f"{filename}\x00{int(inherit)}\x00{source}"
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
