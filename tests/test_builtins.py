@@ -73,3 +73,25 @@ def test_the_order_statistics_sort_as_exactly_as_sorted(values: list[object]) ->
     ordered = runtime._sorted_numbers(values, "median")
     assert [id(v) for v in ordered] == [id(v) for v in sorted(values)]  # type: ignore[type-var]
     assert runtime.median(values) == runtime.median(sorted(values))  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [3, 1, 2],
+        [Fraction(4, 2), 2, 1, Fraction(2, 1), 2, 1],  # equal extremes of two types
+        [2**53 + 1, 2**53, 2**53 - 1, 2**53 + 2],
+        [10**400, -(10**400), 3, Fraction(7, 2), -(10**400)],
+        [5],
+    ],
+)
+def test_min_and_max_of_a_sorted_distribution_are_those_of_min_and_max(
+    values: list[object],
+) -> None:
+    """After a median, `min` and `max` read the sorted list: the same object as Python's
+    `min` and `max` give (the first of equal extremes), whatever the order of the calls."""
+    expected = (id(min(values)), id(max(values)))  # type: ignore[type-var]
+    assert (id(runtime.minimum(values)), id(runtime.maximum(values))) == expected
+    runtime.median(values)
+    assert (id(runtime.minimum(values)), id(runtime.maximum(values))) == expected
+    assert runtime._LAST_SORTED[0] is values  # the sorted list was the one read

@@ -464,16 +464,24 @@ def mean(values: list[Any]) -> Any:
 
 
 def minimum(values: list[Any]) -> Any:
-    """Smallest value."""
+    """Smallest value (the first of equal smallest ones)."""
     if not values:
         raise EvaluationError("`min` of no values")
+    if _LAST_SORTED[0] is values:  # a distribution's median was just taken: no comparison
+        return _LAST_SORTED[1][0]
     return min(number(v, "min") for v in values)
 
 
 def maximum(values: list[Any]) -> Any:
-    """Largest value."""
+    """Largest value (the first of equal largest ones)."""
     if not values:
         raise EvaluationError("`max` of no values")
+    if _LAST_SORTED[0] is values:  # as `minimum`; `sorted` kept equal values in their order
+        ordered = _LAST_SORTED[1]
+        first = len(ordered) - 1
+        while first and ordered[first - 1] == ordered[-1]:
+            first -= 1
+        return ordered[first]
     return max(number(v, "max") for v in values)
 
 
