@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from rulegen import check_texts
 
 from engine.errors import RulecheckError
+from engine.evaluate import compile as compile_module
 from engine.evaluate.compile import Compiler, Context
 from engine.evaluate.links import compile_link, group_links, link_violations, run_group, run_link
 from engine.graph.build import build_graph, graph_spec
@@ -258,3 +259,27 @@ def test_sixteen_clauses_are_evaluated_through_the_cli(
     run.assert_clean()
     assert run.exit_code == exit_code, run.stdout
     assert [v["code"] for v in run.data["violations"]] == ["C1"] * violations
+
+
+def test_a_metric_first_used_in_a_comprehension_is_compiled_as_anywhere_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A metric's function is generated on its first use, which may be inside another
+    function's comprehension (`count(y in rec where near(y))`); its own body is in none,
+    so its comparisons are inlined as anywhere else."""
+    text = f"{_KINDS}\nmetric near(r: rec) = r.a + 1 >= 2 and len(r.b) == 1\n"
+    checked = check_texts({"metric.rules": text})
+    sources: list[str] = []
+    real = compile_module.compiled
+    monkeypatch.setattr(
+        compile_module,
+        "compiled",
+        lambda source, name: sources.append(source) or real(source, name),
+    )
+    in_a_comprehension = Compiler(checked)
+    in_a_comprehension._comprehensions = 1  # as while generating `count(y in rec where ...)`
+    in_a_comprehension._metric("near")
+    Compiler(checked)._metric("near")
+    inside, alone = sources
+    assert inside == alone
+    assert ":=" in alone  # the inlined forms hold their operands in temporaries

@@ -653,13 +653,17 @@ class Compiler:
     @contextmanager
     def _function_scope(self) -> Iterator[None]:
         """Generating one function: the look-ups hoisted out of its body (see
-        `_graph_constant`) are its own, and forgotten after it."""
-        depth = len(self._hoisted)
+        `_graph_constant`) are its own, and forgotten after it; its body is in no
+        comprehension, even when it is generated on its first use inside one (a metric
+        called in a comprehension), so it may assign temporaries (`_assigns_temporaries`)."""
+        depth, comprehensions = len(self._hoisted), self._comprehensions
         self._hoisted.append({})
+        self._comprehensions = 0
         try:
             yield
         finally:
             del self._hoisted[depth:]
+            self._comprehensions = comprehensions
 
     def _preamble(self, body: str) -> str:
         """The first line of a generated function: the graph's tables as locals, then the
