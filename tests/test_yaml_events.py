@@ -59,9 +59,20 @@ SCALARS = st.sampled_from(
         '"2024-01-01"',
         "x: y",
         "- z",
+        # texts whose first character starts no YAML 1.1 type (read without asking PyYAML)
+        # beside texts that start as a number, boolean or null would
+        "d9ade06a36",
+        "9dde1118ba",
+        "J0001",
+        "f00d",
+        "n0",
+        "O1",
+        "''",
     ]
 )
-KEYS = st.sampled_from(["a", "b", "id", "x/y", "t~1", "1", "true", "<<", "? [k]", "'q'", "a"])
+KEYS = st.sampled_from(
+    ["a", "b", "id", "x/y", "t~1", "1", "true", "<<", "? [k]", "'q'", "a", "0x1F", "no", "off"]
+)
 
 
 def _node(depth: int) -> st.SearchStrategy[Any]:

@@ -97,13 +97,34 @@ def yaml_positions_of(
     return found
 
 
+def _tagger(loader: Any) -> Callable[[Any], str]:
+    """The tag PyYAML's `loader.resolve` gives a scalar event, without calling it where it
+    cannot but give text: a quoted scalar, or a plain one whose first character starts
+    none of the loader's implicit resolvers (`resolve` looks them up by that character;
+    with a resolver for every character, or by path, it is called for every scalar). Half
+    the scalars of a large manifest are names and hashes of that kind."""
+    resolve, resolvers = loader.resolve, loader.yaml_implicit_resolvers
+    every = None in resolvers or bool(loader.yaml_path_resolvers)
+    starts = frozenset(resolvers)  # `""` among them: the empty scalar is null
+
+    def tag(event: Any) -> str:
+        plain, quoted = event.implicit
+        if not every and ((quoted and not plain) or (plain and event.value[:1] not in starts)):
+            return yamldoc.STR_TAG
+        found: str = resolve(yaml.ScalarNode, event.value, event.implicit)
+        return found
+
+    return tag
+
+
 class _EventBuilder:
     """One document's value, built event by event (see the module's docstring)."""
 
-    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_texts", "unquoted")
+    __slots__ = ("_containers", "_keys", "_loader", "_makers", "_tag", "_texts", "unquoted")
 
     def __init__(self, loader: Any, texts: dict[str, str] | None = None) -> None:
         self._loader = loader
+        self._tag = _tagger(loader)
         self._containers: list[Any] = []  # the open mappings and lists, outermost first
         self._keys: list[Any] = []  # per open container: the key whose value comes next
         # per place of lists, what makes their mappings (see `_mapping`)
@@ -187,7 +208,7 @@ class _EventBuilder:
         text: str = event.value
         if len(text) > MAX_STRING_CHARS:
             raise _Unusual
-        if self._loader.resolve(yaml.ScalarNode, text, event.implicit) != yamldoc.STR_TAG:
+        if self._tag(event) != yamldoc.STR_TAG:
             raise _Unusual  # a number, boolean, null, merge (`<<`) or `=` as a key
         if text in mapping:
             raise _Unusual  # a duplicate key: `yamldoc` reports every one
@@ -200,7 +221,7 @@ class _EventBuilder:
         text: str = event.value
         if len(text) > MAX_STRING_CHARS:
             raise _Unusual
-        tag: str = self._loader.resolve(yaml.ScalarNode, text, event.implicit)
+        tag = self._tag(event)
         if tag == yamldoc.STR_TAG:
             if len(text) <= SHARED_TEXT_CHARS:
                 text = self._texts.setdefault(text, text)
@@ -241,7 +262,7 @@ _NO_KEY: Any = _NoKey()
 def _positions(loader: Any, wanted: Collection[str] | None = None) -> dict[str, tuple[int, int]]:
     """Every value's position, by pointer, from the event stream; with `wanted`, those
     values' and their containers' only, the stream read no further than the last."""
-    get, resolve = loader.get_event, loader.resolve
+    get, tag = loader.get_event, _tagger(loader)
     get()
     if get().__class__ is not DocumentStartEvent:
         raise _Unusual
@@ -264,7 +285,7 @@ def _positions(loader: Any, wanted: Collection[str] | None = None) -> dict[str, 
         if kind not in _VALUE_EVENTS or event.anchor is not None or event.tag is not None:
             raise _Unusual
         if kind is ScalarEvent and following and following[-1] is _NO_KEY:
-            if resolve(yaml.ScalarNode, event.value, event.implicit) != yamldoc.STR_TAG:
+            if tag(event) != yamldoc.STR_TAG:
                 raise _Unusual  # a key PyYAML rewrites (`<<`) or builds as another type
             following[-1] = event.value
             continue
