@@ -45,41 +45,62 @@ from engine.syntax.tables import (
     write_private,
 )
 
-_FORMAT = "1"
+_FORMAT = "2"  # each code object marshalled on its own (format 1: the code objects)
 # Code objects kept in the file at most (the file is read whole by every process that
-# compiles: about 2 KB and 2 us each): the shipped rules and schemas are about 520 of
-# them. Past this many, the file keeps those the last writer used, its latest last.
+# compiles: about 1 KB each, marshalled): the shipped rules and schemas are about 520 of
+# them, the engine's classes about 1,000 methods. Past this many, the file keeps those
+# the last writer used, its latest last.
 _KEPT = 2048
 _FILES_KEPT = 4  # files of other Python versions are let go past this many
 
 
 class _Codes:
     """This process's view of the cache file: its code objects by key, and which of them
-    this process compiled or used."""
+    this process compiled or used. A code object read from the file stays marshalled
+    until it is used: a process uses only some of the file's (the methods of the classes
+    it imports, the code of the rules it runs), and a code object takes several times
+    its marshalled size (all of them made at once were 7 MB of an `answers` start-up's
+    37)."""
 
     def __init__(self, kind: str, version: str) -> None:
         self.kind = kind  # the first part of the file's name
         self.path = _cache_path(kind, version) if enabled() else None
         found = None if self.path is None else read_marshalled(self.path)
-        self.codes: dict[bytes, CodeType] = {}
+        self.marshalled: dict[bytes, bytes] = {}  # read from the file, not yet used
         if isinstance(found, dict):
-            self.codes = {
-                key: code
-                for key, code in found.items()
-                if isinstance(key, bytes) and isinstance(code, CodeType)
+            self.marshalled = {
+                key: data
+                for key, data in found.items()
+                if isinstance(key, bytes) and isinstance(data, bytes)
             }
+        self.codes: dict[bytes, CodeType] = {}  # compiled or used by this process
         self.used: dict[bytes, None] = {}  # in the order of their last use
         self.added = False
 
     def code(self, key: bytes, source: str, filename: str, inherit: bool = True) -> CodeType:
         """The code object kept under `key`, else `source` compiled (and kept); noted as
         used last."""
-        code = self.codes.get(key)
+        code = self.codes.get(key) or self._unmarshalled(key)
         if code is None:
             code = compile(source, filename, "exec", dont_inherit=not inherit)
             self.keep(key, code)
         self.used.pop(key, None)
         self.used[key] = None
+        return code
+
+    def _unmarshalled(self, key: bytes) -> CodeType | None:
+        """The code object the file holds under `key`, made now; None when it holds none
+        (or a broken or foreign one: compiled again)."""
+        data = self.marshalled.pop(key, None)
+        if data is None:
+            return None
+        try:
+            code = marshal.loads(data)
+        except Exception:  # a broken entry is as if there were none
+            return None
+        if not isinstance(code, CodeType):
+            return None
+        self.codes[key] = code
         return code
 
     def keep(self, key: bytes, code: CodeType) -> None:
@@ -96,16 +117,21 @@ class _Codes:
         return {key: self.codes[key] for key in list(self.used)[-_KEPT:] if key in self.codes}
 
     def save(self) -> None:
-        """Write the file if this process compiled anything new (at its exit)."""
+        """Write the file if this process compiled anything new (at its exit): the code
+        objects it compiled or used and those it left marshalled, or past the bound those
+        it used last."""
         if self.path is None or not self.added:
             return
-        codes = self.codes if len(self.codes) <= _KEPT else self._latest()
-        try:
-            payload = marshal.dumps(codes)
-        except ValueError:  # pragma: no cover - every value is a code object
-            return
-        write_private(self.path, payload)
+        if len(self.codes) + len(self.marshalled) <= _KEPT:
+            entries = {**self.marshalled, **_marshalled(self.codes)}
+        else:
+            entries = _marshalled(self._latest())
+        write_private(self.path, marshal.dumps(entries))
         prune_private(self.path.parent, f"{self.kind}-", ".marshal", _FILES_KEPT)
+
+
+def _marshalled(codes: dict[bytes, CodeType]) -> dict[bytes, bytes]:
+    return {key: marshal.dumps(code) for key, code in codes.items()}
 
 
 _codes: _Codes | None = None

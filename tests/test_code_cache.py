@@ -6,6 +6,7 @@ as if there were no cache; the file keeps a bounded number of code objects."""
 from __future__ import annotations
 
 import dataclasses
+import marshal
 import os
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def test_a_broken_file_is_compiled_past_and_replaced(folder: Path) -> None:
     assert _check(folder) == first
     codecache._codes = None
     codecache.compiled(SOURCE, "<rulecheck test>")
-    assert codecache._codes is not None and len(codecache._codes.codes) > 100  # rewritten
+    assert codecache._codes is not None and len(_kept(codecache._codes)) > 100  # rewritten
 
 
 def test_a_folder_others_may_write_is_neither_read_nor_written(folder: Path) -> None:
@@ -112,8 +113,45 @@ def test_the_file_keeps_the_latest_code_objects_within_its_bound(
     codecache._codes = None
     codecache.compiled("x = 9\n", "<rulecheck test>")
     assert codecache._codes is not None
-    kept = codecache._codes.codes.values()
-    assert sorted(code.co_consts[0] for code in kept) == [7, 8, 9]
+    assert sorted(code.co_consts[0] for code in _kept(codecache._codes)) == [7, 8, 9]
+
+
+def _kept(codes: codecache._Codes) -> list[types.CodeType]:
+    """Every code object of a cache file as this process sees it: those it made and
+    those still marshalled."""
+    return [*codes.codes.values(), *(marshal.loads(data) for data in codes.marshalled.values())]
+
+
+def test_a_code_object_read_from_the_file_is_made_only_when_used(folder: Path) -> None:
+    sources = [f"y = {number}\n" for number in range(3)]
+    for source in sources:
+        codecache.compiled(source, "<rulecheck test>")
+    assert codecache._codes is not None
+    codecache._codes.save()
+    codecache._codes = None  # as a new process would
+    assert codecache.compiled(sources[1], "<rulecheck test>").co_consts[0] == 1
+    codes = codecache._codes
+    assert codes is not None and not codes.added
+    assert (len(codes.codes), len(codes.marshalled)) == (1, 2)  # the two others not made
+    codecache.compiled("y = 3\n", "<rulecheck test>")  # something new: the file is written
+    codes.save()
+    codecache._codes = None
+    codecache.compiled("y = 3\n", "<rulecheck test>")
+    assert codecache._codes is not None
+    assert sorted(code.co_consts[0] for code in _kept(codecache._codes)) == [0, 1, 2, 3]
+
+
+def test_a_broken_entry_is_compiled_again(folder: Path) -> None:
+    codecache.compiled(SOURCE, "<rulecheck test>")
+    assert codecache._codes is not None
+    codecache._codes.save()
+    (written,) = _files(folder)
+    entries = marshal.loads(written.read_bytes())
+    written.write_bytes(marshal.dumps({key: b"not a code object" for key in entries}))
+    codecache._codes = None
+    again = codecache.compiled(SOURCE, "<rulecheck test>")
+    assert again == compile(SOURCE, "<rulecheck test>", "exec")
+    assert codecache._codes is not None and codecache._codes.added  # made again, kept
 
 
 # ---- the methods `dataclasses` writes for the engine's classes -----------------------------
