@@ -17,6 +17,7 @@ Properties (Hypothesis), on generated rulesets and on the shipped `rules/`:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import random
@@ -24,7 +25,9 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,6 +49,7 @@ from rulegen import (
 )
 
 from engine.check import CheckedRuleset, check_rules
+from engine.freeze.canonical import canonical_form
 from engine.freeze.hashing import HashedRuleset, hash_ruleset
 from engine.syntax import ast
 from engine.syntax.parse import grammar_version, parse_text
@@ -434,3 +438,42 @@ def test_a_kind_without_the_new_syntax_keeps_its_hash() -> None:
 def test_optional_and_as_text_change_the_hash(old: str, new: str, changed: str) -> None:
     after = hashes(hash_texts({"s.rules": _KINDS_TEXT.replace(old, new)}))
     assert {name for name in after if after[name] != _KIND_HASHES[name]} == {changed}
+
+
+# ---- (f) the forms written per node type --------------------------------------------------
+
+
+def _walked_form(node: object) -> object:
+    """The canonical form as a walk over each node's dataclass fields makes it: what
+    `canonical_form` writes as one function per node type must make the same."""
+    if node is None or isinstance(node, str | bool | int):
+        return node
+    if isinstance(node, ast.Number | ast.Ident | ast.SetLiteral | Fraction):
+        return canonical_form(node)  # written by hand, as before
+    if isinstance(node, tuple | list):
+        return [_walked_form(item) for item in node]
+    assert dataclasses.is_dataclass(node)
+    form: dict[str, Any] = {"node": type(node).__name__}
+    for item in dataclasses.fields(node):
+        value = getattr(node, item.name)
+        if item.name in {"span", "text", "note"}:
+            continue
+        if item.default is dataclasses.MISSING or value != item.default:
+            form[item.name] = _walked_form(value)
+    if isinstance(node, ast.ProtocolDecl):
+        form["documents"] = sorted(form["documents"], key=lambda d: d["name"])
+    if isinstance(node, ast.KindDecl) and len(node.graphs) == 1:
+        form["graph"] = form.pop("graphs")[0]
+    return form
+
+
+def test_each_node_type_has_the_form_of_its_fields() -> None:
+    declarations = shipped().checked.declarations()
+    assert {type(d) for d in declarations} >= {ast.KindDecl, ast.ProtocolDecl, ast.LinkDecl}
+    for declaration in declarations:
+        assert canonical_form(declaration) == _walked_form(declaration), declaration.name.text
+
+
+def test_a_value_without_a_form_is_refused() -> None:
+    with pytest.raises(TypeError, match="no canonical form for bytes"):
+        canonical_form((b"raw",))

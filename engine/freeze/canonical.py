@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from engine.codecache import compiled
 from engine.syntax import ast
 from engine.units import to_base
 
@@ -23,29 +25,16 @@ def canonical_number(value: Fraction) -> str:
 
 # A field's default when it has one, else this marker (no value equals it).
 _NO_DEFAULT: Any = object()
-_SEMANTIC_FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
 
 
-def _semantic_fields(node_type: type) -> tuple[tuple[str, Any], ...] | None:
-    """The fields of an AST node type that carry meaning, each with its default value (or
-    `_NO_DEFAULT`); None for a non-dataclass type.
-
-    Cached per type: calling `dataclasses.fields` on every node made hashing twice as slow.
-    """
-    if node_type not in _SEMANTIC_FIELDS:
-        _SEMANTIC_FIELDS[node_type] = (
-            tuple(
-                (
-                    item.name,
-                    _NO_DEFAULT if item.default is dataclasses.MISSING else item.default,
-                )
-                for item in dataclasses.fields(node_type)
-                if item.name not in _PRESENTATION_FIELDS
-            )
-            if dataclasses.is_dataclass(node_type)
-            else None
-        )
-    return _SEMANTIC_FIELDS[node_type]
+def _semantic_fields(node_type: type) -> tuple[tuple[str, Any], ...]:
+    """The fields of an AST node type (a dataclass) that carry meaning, each with its
+    default value (or `_NO_DEFAULT`)."""
+    return tuple(
+        (item.name, _NO_DEFAULT if item.default is dataclasses.MISSING else item.default)
+        for item in dataclasses.fields(node_type)
+        if item.name not in _PRESENTATION_FIELDS
+    )
 
 
 def canonical_form(node: Any) -> Any:
@@ -55,45 +44,104 @@ def canonical_form(node: Any) -> Any:
     and `8e-1`, or `4 min` and `240 s`, have one form. `source` notes are documentation
     and are left out.
     """
-    kind = type(node)
+    kind = node.__class__
     if kind is str or node is None or kind is bool or kind is int:  # most calls: a leaf
         return node
-    if isinstance(node, ast.Number):
-        value, dimension = to_base(node.value, node.unit)
-        return {
-            "node": "Number",
-            "value": canonical_number(value),
-            "dim": list(dimension.exponents),
-        }
-    if isinstance(node, ast.Ident):
-        return node.text
-    if isinstance(node, ast.SetLiteral):  # a set has no order: `{"A", "B"}` is `{"B", "A"}`
-        items = sorted((canonical_form(item) for item in node.items), key=canonical_json)
-        return {"node": "SetLiteral", "items": items}
-    names = _SEMANTIC_FIELDS.get(kind) or _semantic_fields(kind)
-    if names is not None:
-        form: dict[str, Any] = {"node": kind.__name__}
-        for name, default in names:
-            value = getattr(node, name)
-            # A field with a default was added to the language later (`records ...
-            # optional`, `attr ... as text`); left out while it holds that default, it
-            # keeps the hash of every declaration that does not use the new syntax.
-            if default is _NO_DEFAULT or (value is not default and value != default):
-                form[name] = canonical_form(value)
-        if isinstance(node, ast.ProtocolDecl):  # a bundle's documents have no order
-            form["documents"] = sorted(form["documents"], key=lambda d: d["name"])
-        if isinstance(node, ast.KindDecl) and len(node.graphs) == 1:
-            # A kind of one graph keeps the form it had before kinds could be shared, so
-            # that no hash of an unchanged rule file changes with the language's growth.
-            form["graph"] = form.pop("graphs")[0]
-        return form
-    if isinstance(node, tuple | list):
-        return [canonical_form(item) for item in node]
-    if isinstance(node, Fraction):
-        return canonical_number(node)
-    if node is None or isinstance(node, str | bool | int):
-        return node
+    form = _FORMS.get(kind) or _form_of(kind)
+    return form(node)
+
+
+def _number_form(node: ast.Number) -> dict[str, Any]:
+    value, dimension = to_base(node.value, node.unit)
+    return {"node": "Number", "value": canonical_number(value), "dim": list(dimension.exponents)}
+
+
+def _ident_form(node: ast.Ident) -> str:
+    return node.text
+
+
+def _set_form(node: ast.SetLiteral) -> dict[str, Any]:
+    # a set has no order: `{"A", "B"}` is `{"B", "A"}`
+    items = sorted((canonical_form(item) for item in node.items), key=canonical_json)
+    return {"node": "SetLiteral", "items": items}
+
+
+def _sequence_form(node: tuple[Any, ...] | list[Any]) -> list[Any]:
+    return [canonical_form(item) for item in node]
+
+
+def _leaf_form(node: Any) -> Any:
+    return node
+
+
+def _no_form(node: Any) -> Any:
     raise TypeError(f"no canonical form for {type(node).__name__}")
+
+
+def _by_name(document: dict[str, Any]) -> Any:
+    return document["name"]
+
+
+# The form of each type met so far: a function per AST node type, written from its fields.
+_FORMS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _form_of(kind: type) -> Callable[[Any], Any]:
+    """The function that makes the canonical form of a value of type `kind` (kept)."""
+    form: Callable[[Any], Any]
+    if issubclass(kind, ast.Number):
+        form = _number_form
+    elif issubclass(kind, ast.Ident):
+        form = _ident_form
+    elif issubclass(kind, ast.SetLiteral):
+        form = _set_form
+    elif dataclasses.is_dataclass(kind):
+        form = _node_form(kind)
+    elif issubclass(kind, tuple | list):
+        form = _sequence_form
+    elif issubclass(kind, Fraction):
+        form = canonical_number
+    elif issubclass(kind, str | bool | int):
+        form = _leaf_form
+    else:
+        form = _no_form
+    _FORMS[kind] = form
+    return form
+
+
+def _node_form(kind: type) -> Callable[[Any], Any]:
+    """The form of an AST node type, written as Python from its fields: what the generic
+    walk over `dataclasses.fields` did for each node, which was most of hashing a rule file.
+
+    Each meaningful field is `"name": form`, the field's value as is when it is a leaf
+    (text, integer, boolean, null). A field with a default was added to the language
+    later (`records ... optional`, `attr ... as text`); left out while it holds that
+    default, it keeps the hash of every declaration that does not use the new syntax.
+    """
+    namespace: dict[str, Any] = {"_form": canonical_form, "_by_name": _by_name}
+    lines = ["def form(node):", f"    form = {{'node': {kind.__name__!r}}}"]
+    leaf = "v.__class__ is str or v is None or v.__class__ is bool or v.__class__ is int"
+    for position, (name, default) in enumerate(_semantic_fields(kind)):
+        store = f"form[{name!r}] = v if {leaf} else _form(v)"
+        lines.append(f"    v = node.{name}")
+        if default is _NO_DEFAULT:
+            lines.append(f"    {store}")
+        else:
+            namespace[f"_default{position}"] = default
+            lines.append(f"    if v is not _default{position} and v != _default{position}:")
+            lines.append(f"        {store}")
+    if issubclass(kind, ast.ProtocolDecl):  # a bundle's documents have no order
+        lines.append("    form['documents'] = sorted(form['documents'], key=_by_name)")
+    if issubclass(kind, ast.KindDecl):
+        # A kind of one graph keeps the form it had before kinds could be shared, so that
+        # no hash of an unchanged rule file changes with the language's growth.
+        lines.append("    if len(node.graphs) == 1:")
+        lines.append("        form['graph'] = form.pop('graphs')[0]")
+    lines.append("    return form")
+    source = "\n".join(lines) + "\n"
+    exec(compiled(source, f"<rulecheck canonical form {kind.__name__}>"), namespace)
+    form: Callable[[Any], Any] = namespace["form"]
+    return form
 
 
 # One encoder for every call: `json.dumps` with options builds a new one each time.
