@@ -886,3 +886,14 @@ def test_next_by_needs_a_kind_an_orderable_attribute_and_a_node_of_the_kind() ->
         (14, 25, "`next_by` needs the attribute to sort by written out second, as a text"),
         (15, 34, "`next_by` needs a node of kind `item` third, found number"),
     ]
+
+
+def test_every_expression_class_has_a_type_rule() -> None:
+    """The type checker looks an expression's rule up by its class: a class of the
+    language without one would only fail when a rule file first used it."""
+    from typing import get_args
+
+    from engine.check.types import _EXPRESSION_TYPES
+    from engine.syntax import ast
+
+    assert set(_EXPRESSION_TYPES) == set(get_args(ast.Expr))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.builtins import BY_NAME as BUILTINS
 from engine.check.kinds import check_kind, check_within
@@ -355,79 +356,74 @@ class TypeChecker:
 
     def expr(self, node: ast.Expr, scope: dict[str, Type], constant: bool = False) -> Type:
         """The type of `node`; `constant` forbids anything but constants and metrics."""
-        match node:
-            case ast.Number():
-                return quantity(UNITS[node.unit].dimension) if node.unit else NUMBER_TYPE
-            case ast.String():
-                return TEXT
-            case ast.Bool():
-                return BOOL
-            case ast.Null():
-                return NULL
-            case ast.Name():
-                return self._name(node, scope, constant)
-            case ast.Attribute():
-                return self._attribute(node, scope, constant)
-            case ast.Navigate():
-                return self._navigate(node, scope, constant)
-            case ast.Call():
-                return self._call(node, scope, constant)
-            case ast.Quantifier():
-                element = self._element_type(node.source, scope)
-                inner = {**scope, node.var: element}
-                if node.where is not None:
-                    self._expect_bool(node.where, inner)
-                if node.body is not None:
-                    self._expect_bool(node.body, inner)
-                return BOOL
-            case ast.Aggregate():
-                element = self._element_type(node.source, scope)
-                inner = {**scope, node.var: element}
-                if node.where is not None:
-                    self._expect_bool(node.where, inner)
-                value = self.expr(node.element, inner)
-                if node.op == "values":
-                    return Type("list", element=value)
-                return self._numeric(value, node.element.span, node.op)
-            case ast.Count() | ast.Select():
-                element = self._element_type(node.source, scope)
-                if node.where is not None:
-                    self._expect_bool(node.where, {**scope, node.var: element})
-                return NUMBER_TYPE if isinstance(node, ast.Count) else Type("list", element=element)
-            case ast.SetLiteral():
-                items = [self.expr(item, scope, constant) for item in node.items]
-                return Type("set", element=self._unify(items, node.span))
-            case ast.MapLiteral():
-                keys = [key for key, _ in node.entries]
-                for key in sorted({key for key in keys if keys.count(key) > 1}):
-                    self.error("DUPLICATE_NAME", f"map key `{key}` appears twice", node.span)
-                values = [self.expr(value, scope, constant) for _, value in node.entries]
-                return self._map_type(keys, values)
-            case ast.Unary():
-                operand = self.expr(node.operand, scope, constant)
-                if node.op == "not":
-                    self._expect_bool_type(operand, node.operand.span)
-                    return BOOL
-                return self._numeric(operand, node.operand.span, "-")
-            case ast.Binary():
-                return self._binary(node, scope, constant)
-            case ast.Conditional():
-                self._expect_bool_type(
-                    self.expr(node.condition, scope, constant), node.condition.span
-                )
-                then = self.expr(node.then, scope, constant)
-                otherwise = self.expr(node.otherwise, scope, constant)
-                if then.tag == otherwise.tag == "number":
-                    self._same_dimension(then, otherwise, "if", node.span)
-                elif not _compatible(then, otherwise):
-                    return ANY  # e.g. a count or the text "unscorable": a value for reports
-                return then if then.tag not in ("null", "any") else otherwise
-            case ast.BoolOp():
-                for part in node.operands:
-                    self._expect_bool_type(self.expr(part, scope, constant), part.span)
-                return BOOL
-            case _:  # pragma: no cover
-                raise TypeError(f"unsupported expression {type(node).__name__}")
+        # one look-up by class: a `match` over the 19 expression classes tested them in turn
+        typing = _EXPRESSION_TYPES.get(node.__class__)
+        if typing is None:  # pragma: no cover
+            raise TypeError(f"unsupported expression {type(node).__name__}")
+        return typing(self, node, scope, constant)
+
+    def _number(self, node: ast.Number, scope: dict[str, Type], constant: bool) -> Type:
+        return quantity(UNITS[node.unit].dimension) if node.unit else NUMBER_TYPE
+
+    def _quantifier(self, node: ast.Quantifier, scope: dict[str, Type], constant: bool) -> Type:
+        element = self._element_type(node.source, scope)
+        inner = {**scope, node.var: element}
+        if node.where is not None:
+            self._expect_bool(node.where, inner)
+        if node.body is not None:
+            self._expect_bool(node.body, inner)
+        return BOOL
+
+    def _aggregate(self, node: ast.Aggregate, scope: dict[str, Type], constant: bool) -> Type:
+        element = self._element_type(node.source, scope)
+        inner = {**scope, node.var: element}
+        if node.where is not None:
+            self._expect_bool(node.where, inner)
+        value = self.expr(node.element, inner)
+        if node.op == "values":
+            return Type("list", element=value)
+        return self._numeric(value, node.element.span, node.op)
+
+    def _count_or_select(
+        self, node: ast.Count | ast.Select, scope: dict[str, Type], constant: bool
+    ) -> Type:
+        element = self._element_type(node.source, scope)
+        if node.where is not None:
+            self._expect_bool(node.where, {**scope, node.var: element})
+        return NUMBER_TYPE if isinstance(node, ast.Count) else Type("list", element=element)
+
+    def _set_literal(self, node: ast.SetLiteral, scope: dict[str, Type], constant: bool) -> Type:
+        items = [self.expr(item, scope, constant) for item in node.items]
+        return Type("set", element=self._unify(items, node.span))
+
+    def _map_literal(self, node: ast.MapLiteral, scope: dict[str, Type], constant: bool) -> Type:
+        keys = [key for key, _ in node.entries]
+        for key in sorted({key for key in keys if keys.count(key) > 1}):
+            self.error("DUPLICATE_NAME", f"map key `{key}` appears twice", node.span)
+        values = [self.expr(value, scope, constant) for _, value in node.entries]
+        return self._map_type(keys, values)
+
+    def _unary(self, node: ast.Unary, scope: dict[str, Type], constant: bool) -> Type:
+        operand = self.expr(node.operand, scope, constant)
+        if node.op == "not":
+            self._expect_bool_type(operand, node.operand.span)
+            return BOOL
+        return self._numeric(operand, node.operand.span, "-")
+
+    def _conditional(self, node: ast.Conditional, scope: dict[str, Type], constant: bool) -> Type:
+        self._expect_bool_type(self.expr(node.condition, scope, constant), node.condition.span)
+        then = self.expr(node.then, scope, constant)
+        otherwise = self.expr(node.otherwise, scope, constant)
+        if then.tag == otherwise.tag == "number":
+            self._same_dimension(then, otherwise, "if", node.span)
+        elif not _compatible(then, otherwise):
+            return ANY  # e.g. a count or the text "unscorable": a value for reports
+        return then if then.tag not in ("null", "any") else otherwise
+
+    def _bool_op(self, node: ast.BoolOp, scope: dict[str, Type], constant: bool) -> Type:
+        for part in node.operands:
+            self._expect_bool_type(self.expr(part, scope, constant), part.span)
+        return BOOL
 
     def _expect_bool_type(self, found: Type, span: ast.Span) -> None:
         if found.tag not in ("bool", "any"):
@@ -1044,3 +1040,33 @@ class TypeChecker:
             f"`{op}` cannot combine {left.render()} with {right.render()}",
             span,
         )
+
+
+def _constant_type(found: Type) -> Callable[[TypeChecker, Any, dict[str, Type], bool], Type]:
+    def typed(checker: TypeChecker, node: Any, scope: dict[str, Type], constant: bool) -> Type:
+        return found
+
+    return typed
+
+
+# The type of each expression class, by class (the AST's classes have no subclasses).
+_EXPRESSION_TYPES: dict[type, Callable[[TypeChecker, Any, dict[str, Type], bool], Type]] = {
+    ast.Number: TypeChecker._number,
+    ast.String: _constant_type(TEXT),
+    ast.Bool: _constant_type(BOOL),
+    ast.Null: _constant_type(NULL),
+    ast.Name: TypeChecker._name,
+    ast.Attribute: TypeChecker._attribute,
+    ast.Navigate: TypeChecker._navigate,
+    ast.Call: TypeChecker._call,
+    ast.Quantifier: TypeChecker._quantifier,
+    ast.Aggregate: TypeChecker._aggregate,
+    ast.Count: TypeChecker._count_or_select,
+    ast.Select: TypeChecker._count_or_select,
+    ast.SetLiteral: TypeChecker._set_literal,
+    ast.MapLiteral: TypeChecker._map_literal,
+    ast.Unary: TypeChecker._unary,
+    ast.Binary: TypeChecker._binary,
+    ast.Conditional: TypeChecker._conditional,
+    ast.BoolOp: TypeChecker._bool_op,
+}
