@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from rulegen import rulesets
 
 from engine.errors import RulecheckError
 from engine.syntax import parsecache
@@ -227,3 +229,24 @@ def test_pruning_goes_on_when_another_process_prunes_the_same_folder(
     tables.prune_private(tmp_path, "p", ".s", keep=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p3.s"]
     assert closed == [True]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=rulesets())
+def test_every_tree_comes_back_from_its_kept_form(text: str) -> None:
+    """The kept form of any rule file's tree (empty and nested tuples, fractions, nodes of
+    atoms only and nodes of nodes) rebuilds exactly that tree, spans included."""
+    tree = parse_text(text, "generated.rules")
+    ops: list[int] = []
+    atoms: list[Any] = []
+    parsecache._encode(tree, ops, atoms)
+    assert _exact(parsecache._decode(ops, atoms)) == _exact(tree)
+
+
+def test_the_shipped_rules_come_back_from_their_kept_form() -> None:
+    for path in RULES:
+        tree = parse_file(path)
+        ops: list[int] = []
+        atoms: list[Any] = []
+        parsecache._encode(tree, ops, atoms)
+        assert _exact(parsecache._decode(ops, atoms)) == _exact(tree), path.name
