@@ -141,11 +141,22 @@ def compiled(source: str, filename: str) -> CodeType:
     """`compile(source, filename, "exec")`, taken from the cache when this text was
     compiled under this name before (by any process of this user on this machine)."""
     global _codes
-    if _codes is None:
-        _codes = _Codes("code", engine_source_digest()["sha256"])
-        atexit.register(_codes.save)
-    key = hashlib.sha256(f"{filename}\x00{source}".encode("utf-8", "surrogatepass")).digest()
-    return _codes.code(key, source, filename)
+    _codes = _opened(_codes, "code")
+    return _codes.code(_key(filename, source), source, filename)
+
+
+def _opened(codes: _Codes | None, kind: str) -> _Codes:
+    """The cache file of `kind` as this process sees it, read on first use (one file per
+    engine: no code of another is kept, or read) and written at the process's exit."""
+    if codes is None:
+        codes = _Codes(kind, engine_source_digest()["sha256"])
+        atexit.register(codes.save)
+    return codes
+
+
+def _key(*parts: str) -> bytes:
+    """The key of a code object: the sha256 of what it was compiled from."""
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).digest()
 
 
 def _cache_path(kind: str, version: str) -> Path | None:
@@ -190,9 +201,5 @@ def kept_method(source: str, filename: str, inherit: bool) -> CodeType:
     taken from the file of such methods when compiled before; `inherit` takes this
     module's `__future__` flags, as a caller with the same imports would have them."""
     global _methods
-    if _methods is None:  # one file per engine: no class of another is kept, or read
-        _methods = _Codes("methods", engine_source_digest()["sha256"])
-        atexit.register(_methods.save)
-    text = f"{filename}\x00{int(inherit)}\x00{source}"
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    return _methods.code(key, source, filename, inherit)
+    _methods = _opened(_methods, "methods")
+    return _methods.code(_key(filename, str(int(inherit)), source), source, filename, inherit)
