@@ -37,7 +37,7 @@ from engine.syntax.tables import (
 
 _FORMAT = "2"  # 2: a program for a stack machine (1: nested lists)
 KEEP = 256
-# Every dataclass of the AST, by name; a node is stored as [index, *fields].
+# Every dataclass of the AST, by name: a node's type is its index here (see `_encode`).
 _TYPES: tuple[type, ...] = tuple(
     sorted(
         (
