@@ -356,7 +356,7 @@ class TypeChecker:
 
     def expr(self, node: ast.Expr, scope: dict[str, Type], constant: bool = False) -> Type:
         """The type of `node`; `constant` forbids anything but constants and metrics."""
-        # one look-up by class: a `match` over the 19 expression classes tested them in turn
+        # one look-up by class: a `match` over the 18 expression classes tested them in turn
         typing = _EXPRESSION_TYPES.get(node.__class__)
         if typing is None:  # pragma: no cover
             raise TypeError(f"unsupported expression {type(node).__name__}")
