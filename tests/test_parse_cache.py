@@ -231,22 +231,24 @@ def test_pruning_goes_on_when_another_process_prunes_the_same_folder(
     assert closed == [True]
 
 
+def _rebuilt(tree: Any) -> Any:
+    """`tree` kept (`_encode`) and rebuilt from what was kept (`_decode`)."""
+    ops: list[int] = []
+    atoms: list[Any] = []
+    parsecache._encode(tree, ops, atoms)
+    return parsecache._decode(ops, atoms)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=rulesets())
 def test_every_tree_comes_back_from_its_kept_form(text: str) -> None:
     """The kept form of any rule file's tree (empty and nested tuples, fractions, nodes of
     atoms only and nodes of nodes) rebuilds exactly that tree, spans included."""
     tree = parse_text(text, "generated.rules")
-    ops: list[int] = []
-    atoms: list[Any] = []
-    parsecache._encode(tree, ops, atoms)
-    assert _exact(parsecache._decode(ops, atoms)) == _exact(tree)
+    assert _exact(_rebuilt(tree)) == _exact(tree)
 
 
 def test_the_shipped_rules_come_back_from_their_kept_form() -> None:
     for path in RULES:
         tree = parse_file(path)
-        ops: list[int] = []
-        atoms: list[Any] = []
-        parsecache._encode(tree, ops, atoms)
-        assert _exact(parsecache._decode(ops, atoms)) == _exact(tree), path.name
+        assert _exact(_rebuilt(tree)) == _exact(tree), path.name
