@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Literal
 
+from engine.pickling import by_fields
+
 Severity = Literal["error", "warning"]
 
 
@@ -17,6 +19,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # usage error or a file that cannot be read
 
 
+@by_fields
 @dataclass(frozen=True, slots=True, order=True)
 class Location:
     """Where a problem is: a file plus a line:column span and/or a JSON pointer."""
@@ -40,6 +43,7 @@ class Location:
         return text
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A problem found in user input, with a stable code and a location.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -13,8 +15,11 @@ from pathlib import Path
 import pytest
 
 from engine.cli import ANSWER_ALIAS
-from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate import batch
+from engine.evaluate.alias import FilesJob
+from engine.evaluate.nested import FilesCheck
+from engine.pickling import by_fields
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = REPO / "tests" / "data" / "answers" / "index.jsonl"
@@ -168,3 +173,38 @@ def test_an_index_entry_without_a_required_value_is_located_at_its_line(
     assert found["code"] == "INDEX_ENTRY"
     assert found["location"] == {"file": str(index), "line": 2, "column": 1}
     assert "needs the given document `review`" in found["message"]
+
+
+def test_a_job_and_its_outcome_cross_to_a_worker_and_back_unchanged() -> None:
+    """What `--jobs N` pickles is exactly what the worker and the parent rebuild."""
+    job = FilesJob(
+        {"answer": Path("/data/answers/a 1.json"), "packet": Path("packets/P1.json")},
+        {"role": "B"},
+        Path("/data/tree"),
+        Location("/data/index.jsonl", 7, 1),
+    )
+    finding = Diagnostic(
+        "LINK_DANGLING",
+        "a link names an ID that is not in the revised answer",
+        Location("/data/answers/a 1.json", 3, 5, 3, 9, "/final/claims/0"),
+        "error",
+        "expected C1",
+        "uncertainty_links_resolve",
+        "ab" * 32,
+        ("C1", "U2"),
+    )
+    outcome = FilesCheck(True, (finding,), {"answer": "/data/answers/a 1.json"}, 57)
+    for value in (job, FilesJob({"answer": Path("a.json")}), outcome, FilesCheck(False)):
+        back = pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        assert back == value and type(back) is type(value)
+    assert type(pickle.loads(pickle.dumps(job)).files["packet"]) is type(job.files["packet"])
+
+
+def test_pickling_by_fields_refuses_a_class_it_cannot_rebuild() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class KeywordOnly:
+        first: int
+        second: int = dataclasses.field(kw_only=True)
+
+    with pytest.raises(TypeError, match="positional fields"):
+        by_fields(KeywordOnly)

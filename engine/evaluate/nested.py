@@ -39,12 +39,14 @@ from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
 from engine.graph.build import build_graph, graph_proofs
+from engine.pickling import by_fields
 from engine.syntax import ast
 
 _SHARED_LIMIT = 256  # shared documents kept between checks (a packet read by many answers)
 _RECENT_FILES = 4  # files kept a moment as parsed, whatever document they were loaded as
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class FilesCheck:
     """What checking one set of input files against a protocol found.
