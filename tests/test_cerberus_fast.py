@@ -7,16 +7,19 @@ accept and refuse the same documents.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.bundle.cerberus_fast import UnsupportedRule, compile_cerberus
-from engine.bundle.yamldoc import StrictValidator, load_schema
+from engine.bundle.yamldoc import StrictValidator, cerberus_validator, load_schema
+from engine.cli import main
 
 CAMPAIGN = Path(__file__).resolve().parent.parent / "controls" / "campaign"
 DOCUMENTS = {
@@ -86,3 +89,44 @@ def test_verdicts_agree_on_mutations(name: str, data: st.DataObject) -> None:
 def test_an_untranslated_rule_is_refused() -> None:
     with pytest.raises(UnsupportedRule, match="coerce"):
         compile_cerberus({"x": {"type": "string", "coerce": "int"}})
+
+
+PROTOCOL = """ruleset p version "1"
+kind item of inventory
+  records items "/items"
+  attr n: number
+gate small for i in item require i.n <= 4
+decision verdict when small => OK otherwise => NO
+protocol shop
+  graph inventory
+  document items path "items.yaml" format yaml schema "items.schema.yaml"
+"""
+CASES = yaml.safe_load((Path(__file__).parent / "data" / "cerberus" / "cases.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_a_users_cerberus_schema_gets_cerberus_verdict(case: dict[str, Any]) -> None:
+    schema, document = case["schema"], case["document"]
+    assert bool(StrictValidator(schema, require_all=True).validate(document)) == case["accepted"]
+    problems = cerberus_validator(schema)(document)
+    assert (problems == []) == case["accepted"], problems
+
+
+@pytest.mark.parametrize(
+    ("rules", "said"),
+    [
+        ("{type: integer, allowed: 5}", "'allowed': ['must be of container"),
+        ("{type: string, regex: 5}", "'regex': ['must be of string"),
+    ],
+)
+def test_a_malformed_cerberus_schema_is_unusable_not_a_crash(
+    tmp_path: Path, rules: str, said: str
+) -> None:
+    schema = f"items: {{type: list, schema: {{type: dict, schema: {{n: {rules}}}}}}}\n"
+    (tmp_path / "items.schema.yaml").write_text(schema)
+    (tmp_path / "p.rules").write_text(PROTOCOL)
+    run = CliRunner().invoke(main, ["lint", str(tmp_path / "p.rules"), "--format", "json"])
+    assert run.exit_code == 1, run.output
+    [found] = json.loads(run.output)["diagnostics"]
+    assert found["code"] == "SCHEMA_INVALID"
+    assert "is unusable: not a cerberus schema" in found["message"] and said in found["message"]

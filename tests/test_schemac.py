@@ -117,6 +117,18 @@ def test_integers_are_strict() -> None:
     assert validate(0)[0][1] == "minimum"
 
 
+@pytest.mark.parametrize(
+    "value",
+    [{}, {"ab": 1}, {"AB": 1}, {"": 1}, {"ab": 1, "A/b~": 2}, {"abcdef": 1}, [], "ab"],
+)
+def test_property_names_agree_with_the_reference(value: Any) -> None:
+    schema = {"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 4}}
+    found = compile_schema(schema)(value)
+    assert bool(found) == (not Draft7Validator(schema).is_valid(value))
+    if isinstance(value, dict) and "A/b~" in value:  # each key located at its own entry
+        assert [(pointer, keyword) for pointer, keyword, _ in found] == [("/A~1b~0", "pattern")]
+
+
 def test_every_error_is_reported_with_its_pointer() -> None:
     answer = make_answer("B")
     answer["final"]["claims"][0]["id"] = "C01"

@@ -55,11 +55,15 @@ def _field(rules: Any) -> dict[str, Any]:
     kind = _TYPES[declared]
     schema: dict[str, Any] = {"type": [kind, "null"] if rules.get("nullable") else kind}
     if "allowed" in rules:
+        if not isinstance(rules["allowed"], list):
+            raise UnsupportedRule("cerberus rule `allowed` must be a list")
         schema["enum"] = list(rules["allowed"]) + ([None] if rules.get("nullable") else [])
-    if rules.get("empty") is False:
-        key = {"string": "minLength", "array": "minItems", "object": "minProperties"}[kind]
-        schema[key] = 1
+    sized = {"string": "minLength", "array": "minItems", "object": "minProperties"}
+    if rules.get("empty") is False and kind in sized:  # cerberus tests only sized values
+        schema[sized[kind]] = 1
     if "regex" in rules:
+        if not isinstance(rules["regex"], str):
+            raise UnsupportedRule("cerberus rule `regex` must be a string")
         schema["pattern"] = "^(?:" + rules["regex"] + ")(?![\\s\\S])"
     if "min" in rules:
         schema["minimum"] = rules["min"]
@@ -70,6 +74,8 @@ def _field(rules: Any) -> dict[str, Any]:
         schema.update(mapping(nested))
     elif kind == "array" and nested is not None:
         schema["items"] = _field(nested)
+    if "keysrules" in rules:
+        schema["propertyNames"] = _field(rules["keysrules"])
     if "valuesrules" in rules:
         schema["additionalProperties"] = _field(rules["valuesrules"])
     return schema

@@ -61,6 +61,7 @@ _SUPPORTED = (
             "properties",
             "required",
             "additionalProperties",
+            "propertyNames",
             "minProperties",
             "items",
             "minItems",
@@ -403,6 +404,12 @@ class _Generator:
             ]
         elif extra is not True:
             raise SchemaCompileError("`additionalProperties` must be true, false or a schema")
+        names = self.function(schema.get("propertyNames", True))
+        if names != "_accept":  # each key is checked as a value, located at its own entry
+            checks += [
+                "for k in x:",
+                f"    {names}(k, (p, str(k).replace('~', '~0').replace('/', '~1')), E)",
+            ]
         if "minProperties" in schema:
             limit = _count(schema, "minProperties")
             checks += [

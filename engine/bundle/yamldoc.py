@@ -241,11 +241,11 @@ def cerberus_validator(schema: dict[str, Any]) -> Validator_:
     Raises:
         ValueError: when `schema` is not a cerberus schema (cerberus's SchemaError).
     """
-    fast = compile_cerberus(schema)
-    try:
+    try:  # cerberus checks the schema first: its words for a bad one
         validator = StrictValidator(schema, require_all=True)
     except Exception as error:  # cerberus raises its own SchemaError for a bad schema
         raise ValueError(f"not a cerberus schema: {error}"[:300]) from None
+    fast = compile_cerberus(schema)
 
     def validate(value: Any) -> list[tuple[str, str, str]]:
         if not isinstance(value, dict):
