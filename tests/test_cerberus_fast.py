@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.bundle.cerberus_fast import UnsupportedRule, compile_cerberus
-from engine.bundle.yamldoc import StrictValidator, cerberus_validator, load_schema
+from engine.bundle.yamldoc import cerberus_validator, load_schema, strict_validator
 from engine.cli import main
 
 CAMPAIGN = Path(__file__).resolve().parent.parent / "controls" / "campaign"
@@ -48,7 +48,7 @@ def _small(document: Any) -> Any:
 
 
 def _cerberus_accepts(name: str, document: Any) -> bool:
-    return bool(StrictValidator(load_schema(name), require_all=True).validate(document))
+    return bool(strict_validator(load_schema(name)).validate(document))
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -107,9 +107,10 @@ CASES = yaml.safe_load((Path(__file__).parent / "data" / "cerberus" / "cases.yam
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_a_users_cerberus_schema_gets_cerberus_verdict(case: dict[str, Any]) -> None:
     schema, document = case["schema"], case["document"]
-    assert bool(StrictValidator(schema, require_all=True).validate(document)) == case["accepted"]
-    problems = cerberus_validator(schema)(document)
-    assert (problems == []) == case["accepted"], problems
+    assert bool(strict_validator(schema).validate(document)) == case["accepted"]
+    for checked in (False, True):  # cerberus made at once, or only for a refused document
+        problems = cerberus_validator(schema, checked=checked)(document)
+        assert (problems == []) == case["accepted"], problems
 
 
 @pytest.mark.parametrize(
@@ -130,3 +131,15 @@ def test_a_malformed_cerberus_schema_is_unusable_not_a_crash(
     [found] = json.loads(run.output)["diagnostics"]
     assert found["code"] == "SCHEMA_INVALID"
     assert "is unusable: not a cerberus schema" in found["message"] and said in found["message"]
+
+
+def test_a_schema_recorded_as_checked_but_not_one_refuses_instead_of_crashing() -> None:
+    """A cache entry can only say what cerberus said: should one lie, the document is
+    refused with cerberus's complaint about the schema, never a crash."""
+    validate = cerberus_validator({"n": {"type": "integer", "nullable": "yes"}}, checked=True)
+    assert validate({"n": 3}) == []  # accepted by the compiled check: cerberus never asked
+    [(pointer, keyword, message)] = validate({"n": "x"})
+    assert (pointer, keyword) == ("", "cerberus")
+    assert message.startswith("not a cerberus schema: ") and "boolean" in message
+    with pytest.raises(ValueError, match="not a cerberus schema"):
+        cerberus_validator({"n": {"type": "integer", "nullable": "yes"}})

@@ -1,11 +1,14 @@
 """What a command imports: a process that checks JSON answers itself loads no YAML reader,
-no cerberus and no process pool (together about a fifth of its imports), and a YAML
-document still loads the YAML reader when it needs it. Measured with the caches warm, as
+no cerberus and no process pool (together about a fifth of its imports), a YAML
+document still loads the YAML reader when it needs it, and cerberus only when a
+document fails its compiled check. Measured with the caches warm, as
 every run after the first is (a cold cache compiles the rules' schemas, YAML ones too)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +61,44 @@ def test_a_yaml_document_imports_the_yaml_reader_when_read(tmp_path: Path) -> No
     data.write_text("notes:\n  - id: N1\n")
     args = ["evaluate", "notes", "--rules", str(rules), f"--input=notes={data}"]
     assert "yaml" in _modules_after(args, tmp_path / "cache")
+
+
+CAMPAIGN = REPO / "controls" / "campaign"
+
+
+def _broken_campaign(folder: Path) -> Path:
+    """A copy of the shipped campaign whose adjudication manifest (a cerberus schema)
+    gives its `frozen_at` as a number."""
+    shutil.copytree(CAMPAIGN, folder)
+    manifest = folder / "adjudication_manifest.yaml"
+    lines = manifest.read_text(encoding="utf-8").split("\n")
+    assert lines[0].startswith("frozen_at: ")
+    manifest.write_text("\n".join(["frozen_at: 12", *lines[1:]]), encoding="utf-8")
+    return folder
+
+
+def test_a_campaign_whose_yaml_passes_its_compiled_check_never_imports_cerberus(
+    tmp_path: Path,
+) -> None:
+    imported = _modules_after(["check", str(CAMPAIGN), "--format", "json"], tmp_path / "cache")
+    assert "yaml" in imported and "cerberus" not in imported
+    broken = _broken_campaign(tmp_path / "campaign")
+    imported = _modules_after(["check", str(broken), "--format", "json"], tmp_path / "cache")
+    assert "cerberus" in imported  # a refused document is reported in cerberus's words
+
+
+def test_cerberus_reports_a_refused_yaml_document_alike_with_cold_and_warm_caches(
+    tmp_path: Path,
+) -> None:
+    broken = _broken_campaign(tmp_path / "campaign")
+    environment = {**os.environ, "RULECHECK_CACHE_DIR": str(tmp_path / "cache")}
+    environment.pop("RULECHECK_PARSE_CACHE", None)
+    command = [sys.executable, "-m", "engine.cli", "check", str(broken), "--format", "json"]
+    cold, warm = (
+        subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=environment)
+        for _ in range(2)
+    )
+    assert (cold.returncode, cold.stdout) == (warm.returncode, warm.stdout) == (1, cold.stdout)
+    [found] = [d for d in json.loads(warm.stdout)["diagnostics"] if d["code"] == "DOCUMENT_SCHEMA"]
+    assert found["message"] == "`/frozen_at`: must be of string type"
+    assert found["location"]["line"] == 1

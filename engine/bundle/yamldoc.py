@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
-from cerberus import TypeDefinition, Validator
 
 from engine.bundle.cerberus_fast import compile_cerberus
 from engine.bundle.schemac import Validator as Validator_
@@ -200,14 +199,29 @@ def _duplicate_key(key: yaml.Node, path: tuple[Any, ...], file: str) -> Diagnost
     )
 
 
-class StrictValidator(Validator):  # type: ignore[misc]
-    """Cerberus where `true`/`false` are never integers (Python's bool is an int)."""
+@cache
+def _strict_class() -> Any:
+    # Imported on first use: cerberus takes about 60 ms to import (importlib.metadata), and
+    # a document that passes its compiled check (`engine/bundle/cerberus_fast.py`) never
+    # needs it.
+    from cerberus import TypeDefinition, Validator
 
-    types_mapping: ClassVar[dict[str, TypeDefinition]] = {
-        **Validator.types_mapping,
-        "integer": TypeDefinition("integer", (int,), (bool,)),
-        "number": TypeDefinition("number", (int, float), (bool,)),
-    }
+    class StrictValidator(Validator):  # type: ignore[misc]
+        """Cerberus where `true`/`false` are never integers (Python's bool is an int)."""
+
+        types_mapping: ClassVar[dict[str, TypeDefinition]] = {
+            **Validator.types_mapping,
+            "integer": TypeDefinition("integer", (int,), (bool,)),
+            "number": TypeDefinition("number", (int, float), (bool,)),
+        }
+
+    return StrictValidator
+
+
+def strict_validator(schema: dict[str, Any]) -> Any:
+    """A cerberus validator of `schema`, every field required, `true`/`false` never
+    integers. Cerberus checks the schema itself here: its SchemaError for a bad one."""
+    return _strict_class()(schema, require_all=True)
 
 
 @cache
@@ -234,23 +248,32 @@ def _cerberus_errors(
                 yield (*path, key), str(entry)
 
 
-def cerberus_validator(schema: dict[str, Any]) -> Validator_:
+def cerberus_validator(schema: dict[str, Any], checked: bool = False) -> Validator_:
     """A validator with the interface of a compiled JSON Schema (value -> every violation
     as pointer, keyword and message) for a cerberus schema, every field required.
+
+    Cerberus checks the schema now, unless it is `checked` (these exact bytes were found
+    to be a cerberus schema before, `engine/check/schemacache.py`): then cerberus is
+    imported and its validator made only for a document the compiled check refuses.
 
     Raises:
         ValueError: when `schema` is not a cerberus schema (cerberus's SchemaError).
     """
-    try:  # cerberus checks the schema first: its words for a bad one
-        validator = StrictValidator(schema, require_all=True)
-    except Exception as error:  # cerberus raises its own SchemaError for a bad schema
-        raise ValueError(f"not a cerberus schema: {error}"[:300]) from None
+    made: list[Any] = [] if checked else [_cerberus_of(schema)]  # cerberus's words first
     fast = compile_cerberus(schema)
 
     def validate(value: Any) -> list[tuple[str, str, str]]:
         if not isinstance(value, dict):
             return [("", "type", "the document must be a mapping")]
-        if not fast(value) or validator.validate(value):
+        if not fast(value):
+            return []
+        if not made:
+            try:
+                made.append(_cerberus_of(schema))
+            except ValueError as error:  # the schema was not what the record of it said
+                return [("", "cerberus", str(error))]
+        validator = made[0]
+        if validator.validate(value):
             return []
         return [
             (pointer_of(path), "cerberus", f"`{pointer_of(path)}`: {message}")
@@ -258,6 +281,13 @@ def cerberus_validator(schema: dict[str, Any]) -> Validator_:
         ]
 
     return validate
+
+
+def _cerberus_of(schema: dict[str, Any]) -> Any:
+    try:
+        return strict_validator(schema)
+    except Exception as error:  # cerberus raises its own SchemaError for a bad schema
+        raise ValueError(f"not a cerberus schema: {error}"[:300]) from None
 
 
 def read_yaml(path: Path, code_prefix: str) -> tuple[Any, yaml.Node]:
@@ -561,7 +591,7 @@ def load_yaml_document(path: Path, schema_name: str, code_prefix: str) -> dict[s
         raise RulecheckError([diagnostic], ExitCode.REFUSED)
     if not _fast_check(schema_name)(data):
         return data
-    validator = StrictValidator(load_schema(schema_name), require_all=True)
+    validator = strict_validator(load_schema(schema_name))
     if not validator.validate(data):
         nodes = dict(_walk(root, ()))
         diagnostics = []

@@ -107,7 +107,7 @@ def _compiled(raw: bytes, cerberus: bool) -> Validator:
             raise ValueError(f"not YAML: {error}"[:300]) from None
         if not isinstance(schema, dict):
             raise ValueError("a cerberus schema is a mapping of field names to rules")
-        return cerberus_validator(schema)
+        return cerberus_validator(schema, checked=compiled_before(raw, "cerberus"))
     schema = json.loads(raw)
     if not isinstance(schema, dict):
         raise ValueError("a JSON Schema is a JSON object")
