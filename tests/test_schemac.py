@@ -129,6 +129,12 @@ def test_property_names_agree_with_the_reference(value: Any) -> None:
         assert [(pointer, keyword) for pointer, keyword, _ in found] == [("/A~1b~0", "pattern")]
 
 
+@pytest.mark.parametrize("value", ["ab", "abc", "a", "AB", 3, None])
+def test_all_of_agrees_with_the_reference(value: Any) -> None:
+    schema = {"allOf": [{"type": "string", "maxLength": 2}, {"pattern": "^[a-z]+$"}]}
+    assert bool(compile_schema(schema)(value)) == (not Draft7Validator(schema).is_valid(value))
+
+
 def test_every_error_is_reported_with_its_pointer() -> None:
     answer = make_answer("B")
     answer["final"]["claims"][0]["id"] = "C01"
@@ -158,6 +164,7 @@ def test_every_error_is_reported_with_its_pointer() -> None:
         ({"pattern": "("}, "not a regular expression"),
         ({"required": "ab"}, "array of strings"),
         ({"enum": "ab"}, "must be an array"),
+        ({"allOf": {"type": "string"}}, "must be an array"),
         ({"type": [{}]}, "unknown type"),
         ({"$ref": 3}, "must be a string"),
     ],

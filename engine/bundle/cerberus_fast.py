@@ -76,8 +76,11 @@ def _field(rules: Any) -> dict[str, Any]:
         schema["items"] = _field(nested)
     if "keysrules" in rules:
         schema["propertyNames"] = _field(rules["keysrules"])
-    if "valuesrules" in rules:
-        schema["additionalProperties"] = _field(rules["valuesrules"])
+    if "valuesrules" in rules:  # every value, those `schema` names too, as cerberus does
+        values = _field(rules["valuesrules"])
+        schema["additionalProperties"] = values
+        for name, named in schema.get("properties", {}).items():
+            schema["properties"][name] = {"allOf": [named, values]}
     return schema
 
 

@@ -74,6 +74,7 @@ _SUPPORTED = (
             "maxLength",
             "minimum",
             "maximum",
+            "allOf",
             "oneOf",
             "anyOf",
         }
@@ -438,6 +439,11 @@ class _Generator:
 
     def combinations(self, schema: dict[str, Any]) -> list[str]:
         lines: list[str] = []
+        if "allOf" in schema:  # every branch holds: each one's errors are the value's own
+            if not isinstance(schema["allOf"], list):
+                raise SchemaCompileError("`allOf` must be an array")
+            for branch in schema["allOf"]:
+                lines += self.call(branch, "x", "p")
         for keyword in ("oneOf", "anyOf"):
             if keyword in schema:
                 if not isinstance(schema[keyword], list):
