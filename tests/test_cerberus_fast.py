@@ -143,3 +143,70 @@ def test_a_schema_recorded_as_checked_but_not_one_refuses_instead_of_crashing() 
     assert message.startswith("not a cerberus schema: ") and "boolean" in message
     with pytest.raises(ValueError, match="not a cerberus schema"):
         cerberus_validator({"n": {"type": "integer", "nullable": "yes"}})
+
+
+def _rules(depth: int) -> st.SearchStrategy[dict[str, Any]]:
+    """Cerberus rules of one field, made of the rules the compiled check translates: a
+    type and at most two other rules, so that some documents pass."""
+    scalars = ["integer", "string", "boolean", "float", "number"]
+    kinds = st.sampled_from([*scalars, "list"] + ["dict"] * (6 if depth == 0 else 1))
+
+    def rules_of(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+        optional: dict[str, st.SearchStrategy[Any]] = {
+            "empty": st.booleans(),
+            "nullable": st.booleans(),
+        }
+        if kind in ("string", "integer"):
+            optional["allowed"] = st.lists(st.sampled_from(["a", "b", 1, 2]), min_size=1)
+        if kind == "string":
+            optional["regex"] = st.sampled_from(["[a-z]+", "a", "A?"])
+        if kind in ("integer", "number", "float"):
+            optional["min"] = optional["max"] = st.sampled_from([0, 1, 1.5])
+        if depth < 2 and kind == "dict":
+            nested = st.deferred(lambda: _rules(depth + 1))
+            optional["schema"] = st.dictionaries(st.sampled_from(["a", "b"]), nested, max_size=2)
+            optional["keysrules"] = st.fixed_dictionaries(
+                {"type": st.just("string")}, optional={"regex": st.sampled_from(["[a-z]+"])}
+            )
+            optional["valuesrules"] = nested
+        if depth < 2 and kind == "list":
+            optional["schema"] = st.deferred(lambda: _rules(depth + 1))
+        chosen = st.lists(st.sampled_from(sorted(optional)), max_size=2, unique=True)
+        return chosen.flatmap(
+            lambda names: st.fixed_dictionaries(
+                {"type": st.just(kind), **{name: optional[name] for name in names}}
+            )
+        )
+
+    return kinds.flatmap(rules_of)
+
+
+SCALAR_VALUES = [None, True, 0, 1, 1.0, 1.5, "", "a", "A", [], {}]
+
+
+def _document_for(rules: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Values shaped like `rules` (a mapping with the members its `schema` names, a list
+    of its items), with any scalar where a scalar goes: most near a pass or a refusal."""
+    nested = rules.get("schema")
+    if rules["type"] == "dict" and isinstance(nested, dict):
+        members = {name: _document_for(inner) for name, inner in nested.items()}
+        return st.one_of(st.fixed_dictionaries(members), st.sampled_from(SCALAR_VALUES))
+    if rules["type"] == "dict":
+        keys = st.sampled_from(["a", "b", "A", ""])
+        return st.dictionaries(keys, st.sampled_from(SCALAR_VALUES), max_size=2)
+    if rules["type"] == "list" and isinstance(nested, dict):
+        return st.lists(_document_for(nested), max_size=2)
+    return st.sampled_from(SCALAR_VALUES)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_compiled_check_never_accepts_what_cerberus_refuses(data: st.DataObject) -> None:
+    rules = data.draw(_rules(0))
+    schema, document = {"f": rules}, {"f": data.draw(_document_for(rules))}
+    try:
+        reference = strict_validator(schema)
+    except Exception:  # cerberus's SchemaError: not a schema, nothing to compare
+        return
+    if compile_cerberus(schema)(document) == []:
+        assert reference.validate(document), (schema, document, reference.errors)
