@@ -16,7 +16,7 @@ import pytest
 from engine import heap
 from engine.evaluate.compile import Context
 from engine.evaluate.program import Program, compile_program
-from engine.evaluate.release import Held, release_plan
+from engine.evaluate.release import Held, held_by, release_plan
 from engine.graph.build import Graph, build_graph
 from engine.ruleset import load_ruleset
 from engine.syntax.parse import parse_text
@@ -332,3 +332,15 @@ def test_edges_share_a_list_per_node_reached_unless_no_two_reach_one(
     made = [edges[("one_link", n)] for n in range(4)]
     assert made == [[("target", int(t[1]) - 1)] for t in targets]
     assert (made[0] is made[3]) is shared  # both reach t1: one list, or each its own
+
+
+def test_what_each_rule_reads_is_the_same_when_declarations_are_walked_once() -> None:
+    """`held_by` shares each declaration's own reads between the rules of a schedule;
+    each rule of the shipped rules reads exactly what a walk of its own finds."""
+    checked = load_ruleset([Path(__file__).resolve().parent.parent / "rules"]).checked
+    shared: dict[str, Held] = {}
+    for name in checked.symbols.declarations:
+        if name in checked.infos:
+            alone = held_by(name, checked.symbols, checked.infos)
+            assert held_by(name, checked.symbols, checked.infos, shared) == alone, name
+    assert len(shared) > 100

@@ -240,7 +240,8 @@ class Program:
         if graph not in self._releases_of:
             checked = self.ruleset.checked
             names = [_step_name(step) for step in self.steps_of(graph)]
-            held = [held_by(name, checked.symbols, checked.infos) for name in names]
+            read: dict[str, Held] = {}
+            held = [held_by(name, checked.symbols, checked.infos, read) for name in names]
             asked, computed = [], frozenset[str]()
             for name, reads in zip(names, held, strict=True):
                 asked.append(asked_by(name, checked.symbols, checked.infos, computed))

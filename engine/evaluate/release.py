@@ -91,16 +91,27 @@ def _entries(cached: Any) -> int:
     return 1
 
 
-def held_by(name: str, symbols: SymbolTable, infos: Mapping[str, DeclInfoLike]) -> Held:
+def held_by(
+    name: str,
+    symbols: SymbolTable,
+    infos: Mapping[str, DeclInfoLike],
+    read: dict[str, Held] | None = None,
+) -> Held:
     """What rule `name` may read: the tables of the metrics it calls, the indexes and
     orders it looks up and the labels it navigates, itself or through the metrics and
-    constants it uses (not through the rules it reads, whose outcomes are kept)."""
+    constants it uses (not through the rules it reads, whose outcomes are kept).
+
+    `read` keeps what each declaration reads itself across calls: the rules of a
+    protocol share most of the metrics they use, each walked once so."""
     _rules, _kinds, used = uses(name, symbols, infos)
     metrics = symbols.metrics
     tables = frozenset(m for m in used & metrics.keys() if memoised(metrics[m], metrics))
     held = Held(metrics=tables)
+    read = {} if read is None else read
     for reader in (name, *used):
-        held = held | _read_by(symbols.declarations[reader], symbols)
+        if reader not in read:
+            read[reader] = _read_by(symbols.declarations[reader], symbols)
+        held = held | read[reader]
     return held
 
 
