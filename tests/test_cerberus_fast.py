@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.bundle.cerberus_fast import UnsupportedRule, compile_cerberus
-from engine.bundle.yamldoc import cerberus_validator, load_schema, strict_validator
+from engine.bundle.yamldoc import cerberus_validator, load_schema, safe_yaml, strict_validator
 from engine.cli import main
 
 CAMPAIGN = Path(__file__).resolve().parent.parent / "controls" / "campaign"
+SCHEMAS = Path(__file__).resolve().parent.parent / "manifests" / "schemas"
 DOCUMENTS = {
     "execution_manifest": CAMPAIGN / "manifest.yaml",
     "task_registry": CAMPAIGN / "tasks.yaml",
@@ -210,3 +211,9 @@ def test_the_compiled_check_never_accepts_what_cerberus_refuses(data: st.DataObj
         return
     if compile_cerberus(schema)(document) == []:
         assert reference.validate(document), (schema, document, reference.errors)
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMAS.glob("*.yaml")), ids=lambda path: path.name)
+def test_a_schema_file_reads_as_pyyaml_s_safe_loader_reads_it(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert safe_yaml(text) == yaml.safe_load(text)

@@ -99,10 +99,10 @@ def _compiled(raw: bytes, cerberus: bool) -> Validator:
     if cerberus:
         import yaml  # imported only when a cerberus schema is compiled (not by a warm lint)
 
-        from engine.bundle.yamldoc import cerberus_validator
+        from engine.bundle.yamldoc import cerberus_validator, safe_yaml
 
         try:
-            schema = yaml.safe_load(raw.decode("utf-8"))
+            schema = safe_yaml(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as error:
             raise ValueError(f"not YAML: {error}"[:300]) from None
         if not isinstance(schema, dict):

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from engine.bundle.yamldoc import safe_yaml
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.protocol import bundle_protocol, evaluate_protocol, reported_tables
 from engine.freeze.canonical import canonical_json
@@ -100,7 +101,7 @@ def read_expected(folder: Path) -> list[Expectation]:
     """The entries of `folder/expected.yaml`; a malformed one is a located usage error."""
     path = folder / EXPECTED
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise _expected_error(path, f"cannot read `{path}`: {error}") from None
     traces = data.get("traces") if isinstance(data, dict) else None
