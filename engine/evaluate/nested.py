@@ -94,7 +94,10 @@ class NestedChecker:
     )
     _results: dict[bytes, Any] = field(default_factory=dict)
     # each document clause's schema, read once per evaluation (not once per document)
-    _schemas: dict[ast.DocumentClause, tuple[str, Validator] | None] = field(default_factory=dict)
+    # by the clause's identity: hashing a frozen AST node hashes its whole tree, every time
+    _schemas: dict[int, tuple[ast.DocumentClause, tuple[str, Validator] | None]] = field(
+        default_factory=dict
+    )
     # the bundle's files, shared with the rules that asked for the checks (see BundleFiles)
     files: BundleFiles | None = None
     # per protocol, the attribute type tests its documents' schemas make redundant
@@ -242,9 +245,10 @@ class NestedChecker:
 
     def schema(self, clause: ast.DocumentClause) -> tuple[str, Validator] | None:
         """The sha256 and validator of a document clause's schema (read once), if any."""
-        if clause not in self._schemas:
-            self._schemas[clause] = schema_validator(clause)
-        return self._schemas[clause]
+        kept = self._schemas.get(id(clause))
+        if kept is None:  # the clause is kept too, so that its identity is never reused
+            kept = self._schemas[id(clause)] = (clause, schema_validator(clause))
+        return kept[1]
 
     def _proven(
         self, decl: ast.ProtocolDecl, graph_name: str

@@ -133,12 +133,14 @@ def asked_by(
     pending: list[tuple[str, ast.MetricDecl | None]] = [
         (ref, None) for ref in (infos[name].references if name in infos else ())
     ]
-    visited: set[tuple[str, ast.MetricDecl | None]] = set()
+    # by the metric's name: hashing a frozen AST node hashes its whole tree, every time
+    visited: set[tuple[str, str | None]] = set()
     while pending:
         ref, inside = pending.pop()
-        if ref == name or ref not in infos or ref in asked or (ref, inside) in visited:
+        seen = (ref, None if inside is None else inside.name.text)
+        if ref == name or ref not in infos or ref in asked or seen in visited:
             continue
-        visited.add((ref, inside))
+        visited.add(seen)
         decl = symbols.declarations.get(ref)
         if isinstance(decl, ast.MetricDecl) and memoised(decl, metrics):
             if inside is not None and len(decl.params) > len(inside.params):
