@@ -92,16 +92,7 @@ def test_an_untranslated_rule_is_refused() -> None:
         compile_cerberus({"x": {"type": "string", "coerce": "int"}})
 
 
-PROTOCOL = """ruleset p version "1"
-kind item of inventory
-  records items "/items"
-  attr n: number
-gate small for i in item require i.n <= 4
-decision verdict when small => OK otherwise => NO
-protocol shop
-  graph inventory
-  document items path "items.yaml" format yaml schema "items.schema.yaml"
-"""
+PROTOCOL = Path(__file__).parent / "data" / "cerberus" / "protocol.rules"
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "cerberus" / "cases.yaml").read_text())
 
 
@@ -126,7 +117,7 @@ def test_a_malformed_cerberus_schema_is_unusable_not_a_crash(
 ) -> None:
     schema = f"items: {{type: list, schema: {{type: dict, schema: {{n: {rules}}}}}}}\n"
     (tmp_path / "items.schema.yaml").write_text(schema)
-    (tmp_path / "p.rules").write_text(PROTOCOL)
+    (tmp_path / "p.rules").write_bytes(PROTOCOL.read_bytes())
     run = CliRunner().invoke(main, ["lint", str(tmp_path / "p.rules"), "--format", "json"])
     assert run.exit_code == 1, run.output
     [found] = json.loads(run.output)["diagnostics"]
