@@ -213,11 +213,12 @@ def _strict_class() -> Any:
     from cerberus import TypeDefinition, Validator
 
     class StrictValidator(Validator):  # type: ignore[misc]
-        """Cerberus where `true`/`false` are never integers (Python's bool is an int)."""
+        """Cerberus where `true`/`false` are never numbers (Python's bool is an int)."""
 
         types_mapping: ClassVar[dict[str, TypeDefinition]] = {
             **Validator.types_mapping,
             "integer": TypeDefinition("integer", (int,), (bool,)),
+            "float": TypeDefinition("float", (float, int), (bool,)),
             "number": TypeDefinition("number", (int, float), (bool,)),
         }
 
