@@ -227,7 +227,7 @@ def _strict_class() -> Any:
 
 def strict_validator(schema: dict[str, Any]) -> Any:
     """A cerberus validator of `schema`, every field required, `true`/`false` never
-    integers. Cerberus checks the schema itself here: its SchemaError for a bad one."""
+    numbers. Cerberus checks the schema itself here: its SchemaError for a bad one."""
     return _strict_class()(schema, require_all=True)
 
 
