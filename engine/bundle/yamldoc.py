@@ -266,20 +266,20 @@ def cerberus_validator(schema: dict[str, Any], checked: bool = False) -> Validat
     Raises:
         ValueError: when `schema` is not a cerberus schema (cerberus's SchemaError).
     """
-    made: list[Any] = [] if checked else [_cerberus_of(schema)]  # cerberus's words first
+    validator = None if checked else _cerberus_of(schema)  # cerberus's words first
     fast = compile_cerberus(schema)
 
     def validate(value: Any) -> list[tuple[str, str, str]]:
+        nonlocal validator
         if not isinstance(value, dict):
             return [("", "type", "the document must be a mapping")]
         if not fast(value):
             return []
-        if not made:
+        if validator is None:
             try:
-                made.append(_cerberus_of(schema))
+                validator = _cerberus_of(schema)
             except ValueError as error:  # the schema was not what the record of it said
                 return [("", "cerberus", str(error))]
-        validator = made[0]
         if validator.validate(value):
             return []
         return [
