@@ -10,6 +10,7 @@ so that Lark parses it again and words the error.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,16 @@ from typing import Any
 import pytest
 from lark import Token
 from lark.exceptions import UnexpectedInput
+from lark.lexer import PatternRE, TerminalDef
 
-from engine.syntax.lalr import _NumberError, _parser, _Refused, _unplace
+from engine.syntax.lalr import (
+    _blank_prefix,
+    _may_start_with,
+    _NumberError,
+    _parser,
+    _Refused,
+    _unplace,
+)
 from engine.textlines import normalize_newlines
 from tests.test_bench import RUN
 
@@ -36,6 +45,17 @@ def _rule_texts() -> Iterator[tuple[str, str]]:
             yield str(path.relative_to(ROOT)), normalize_newlines(text)
     for count in (100, 500):
         yield f"generate_rules({count})", RUN.generate_rules(count)
+    yield "blanks of every kind", _blanks(RUN.generate_rules(100))
+
+
+def _blanks(text: str) -> str:
+    """`text` with the other blanks Lark's `WS` skips: tabs and form feeds between tokens,
+    carriage returns and blanks before line ends, blank lines and a blank end."""
+    lines = [line.replace(" ", "\t", 1).replace(" = ", " \f= \t") for line in text.split("\n")]
+    return (
+        "\n".join(f"{line} \r\t" if index % 3 else line for index, line in enumerate(lines))
+        + "\n\t \n  "
+    )
 
 
 TEXTS = dict(_rule_texts())
@@ -111,7 +131,53 @@ def _parse(parse: Any, text: str) -> Any:
 
 
 def test_the_driver_lexes_inline() -> None:
-    assert _parser().driver.scanners is not None  # else every text would go to Lark's loop
+    scanners = _parser().driver.scanners
+    assert scanners is not None  # else every text would go to Lark's loop
+    # and each state's scanner skips the blanks before a token in the token's own match
+    assert all(scanner.match.__self__.pattern.startswith("[") for scanner in scanners.values())
+
+
+@pytest.mark.parametrize(
+    ("pattern", "may"),
+    [
+        (r"x", False),
+        (r"[A-Za-z_][A-Za-z0-9_]*", False),
+        (r'"([^"\\\n]|\\["\\nt])*"', False),
+        (r"#[^\n]*", False),
+        (r"(all|none)(?=\s*\()", False),
+        (r"(?:==|!=|<)", False),
+        (r"\d+|\w", False),
+        (r"(?>ab)|[^\S\t]x", True),  # `[^\S\t]`: a blank other than a tab, a space among them
+        (r"\s*x", True),
+        (r"[^a]", True),
+        (r".", True),
+        (r"(?: |x)", True),
+        (r"a?\t", True),
+        (r"(?=x)\s", True),
+        (r"[\s]", True),
+        (r"\W", True),
+        (r"(a)\1", False),
+        (r"(a?)\1", True),  # a back-reference: not analysed, so it may
+    ],
+)
+def test_a_terminal_that_may_start_with_a_blank_is_found(pattern: str, may: bool) -> None:
+    assert _may_start_with(pattern, frozenset(" \t\f\r\n")) is may
+
+
+def test_blanks_are_skipped_only_when_nothing_else_starts_with_one() -> None:
+    blank = _terminal("WS", r"(?:[ \t\x0c\r\n])+")
+    plain = [blank, _terminal("NAME", r"[a-z]+"), _terminal("COMMENT", r"#[^\n]*")]
+    skipped = re.escape("\t\x0c\r ")  # every blank that ends no line
+    assert _blank_prefix(plain, frozenset({"WS", "COMMENT"})) == f"[{skipped}]*"
+    assert _blank_prefix(plain, frozenset({"COMMENT"})) == ""  # blanks are tokens there
+    indented = [*plain, _terminal("INDENT", r"\n[ ]+")]  # would begin inside a blank run
+    assert _blank_prefix(indented, frozenset({"WS", "COMMENT"})) == ""
+    only_newlines = [_terminal("NL", r"(?:\n)+"), _terminal("NAME", r"[a-z]+")]
+    assert _blank_prefix(only_newlines, frozenset({"NL"})) == ""  # no blank ends no line
+
+
+def _terminal(name: str, regexp: str) -> TerminalDef:
+    return TerminalDef(name, PatternRE(regexp))
 
 
 @pytest.mark.parametrize("name", sorted(TEXTS))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 import re
 import threading
 import unicodedata
@@ -21,7 +22,7 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
-from lark.lexer import UnlessCallback
+from lark.lexer import UnlessCallback, _create_unless
 from lark.parse_tree_builder import (
     ChildFilterLALR,
     ChildFilterLALR_NoPlaceholders,
@@ -92,7 +93,8 @@ class _Refused(Exception):
 class _Scanner(NamedTuple):
     """What Lark's contextual lexer does in one parser state, as plain data: its compiled
     terminals, the keywords a matched terminal stands for (Lark's `UnlessCallback`), and
-    the terminals it skips or counts newlines in."""
+    the terminals it skips or counts newlines in. `match` may skip blanks before the
+    token it finds (see `_blank_prefix`): the token starts at its own group."""
 
     match: Callable[[str, int], re.Match[str] | None]
     keywords: dict[str, dict[str, str]]
@@ -102,26 +104,169 @@ class _Scanner(NamedTuple):
 
 def _scanners(lexer: Any) -> dict[Any, _Scanner] | None:
     """The scanner of every parser state, or None when a state's lexer does more than one
-    compiled pattern and keyword look-ups (then every text goes to Lark's own lexer)."""
+    compiled pattern and keyword look-ups (then every text goes to Lark's own lexer).
+
+    Each state's pattern is Lark's own alternation (the terminals in Lark's order, after
+    Lark folds keywords into the terminals that match them), compiled here and not by
+    Lark, whose lexer is left unbuilt until a text it must word the error of."""
     scanners: dict[Any, _Scanner] = {}
+    made: dict[int, _Scanner | None] = {}  # Lark shares a lexer among states that accept alike
+    compiled: dict[str, re.Pattern[str]] = {}
     for state, basic in getattr(lexer, "lexers", {}).items():
-        compiled = basic.scanner._mres  # built on first use; sets `basic.callback` too
-        keywords: dict[str, dict[str, str]] = {}
-        for kind, callback in basic.callback.items():
-            if type(callback) is not UnlessCallback or callback.scanner.g_regex_flags:
-                return None
-            words = callback.scanner.terminals
-            if any(word.pattern.type != "str" or word.pattern.flags for word in words):
-                return None
-            keywords[kind] = {}
-            for word in words:
-                keywords[kind].setdefault(word.pattern.value, word.name)
-        if len(compiled) != 1:
+        if id(basic) not in made:
+            made[id(basic)] = _scanner(basic, compiled)
+        scanner = made[id(basic)]
+        if scanner is None:
             return None
-        scanners[state] = _Scanner(
-            compiled[0].match, keywords, basic.ignore_types, basic.newline_types
-        )
+        scanners[state] = scanner
     return scanners or None
+
+
+def _scanner(basic: Any, compiled: dict[str, re.Pattern[str]]) -> _Scanner | None:
+    """The scanner of one of Lark's basic lexers, None when it does more than plain data
+    can (see `_scanners`); `compiled` holds the patterns compiled so far."""
+    if basic.re is not re or basic.use_bytes or basic.user_callbacks:
+        return None
+    terminals, callbacks = _create_unless(  # type: ignore[no-untyped-call]
+        basic.terminals, basic.g_regex_flags, basic.re, basic.use_bytes
+    )
+    keywords: dict[str, dict[str, str]] = {}
+    for kind, callback in callbacks.items():
+        if type(callback) is not UnlessCallback or callback.scanner.g_regex_flags:
+            return None
+        words = callback.scanner.terminals
+        if any(word.pattern.type != "str" or word.pattern.flags for word in words):
+            return None
+        keywords[kind] = {}
+        for word in words:
+            keywords[kind].setdefault(word.pattern.value, word.name)
+    alternation = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals)
+    pattern = _blank_prefix(terminals, basic.ignore_types) + f"(?:{alternation})"
+    if pattern not in compiled:
+        compiled[pattern] = re.compile(pattern, basic.g_regex_flags)
+    return _Scanner(compiled[pattern].match, keywords, basic.ignore_types, basic.newline_types)
+
+
+_HORIZONTAL_BLANKS = " \t\f\r"
+
+
+def _blank_prefix(terminals: list[Any], ignore: frozenset[str]) -> str:
+    """A pattern that skips the blanks before a token on the same line, or "".
+
+    Between two tokens on one line Lark's lexer matches an ignored run of blanks (`%ignore
+    WS`) and then the token: two matches and a turn of the loop for each token, about a
+    third of the lexer's matches. The blanks may be skipped inside the token's own match
+    when skipping them changes nothing: one ignored terminal is a run of listed
+    characters (`[ \\t\\f\\r\\n]+`), and no other terminal of the state can start with one of
+    them, so at such a character Lark's lexer can only match that run, and the next token
+    starts where the run ends. Only blanks that end no line are skipped, so that lines
+    are still counted in the ignored runs that hold newlines."""
+    for blank in terminals:
+        if blank.name not in ignore:
+            continue
+        characters = _run_of(blank.pattern.to_regexp())
+        skipped = "".join(sorted(set(_HORIZONTAL_BLANKS) & characters))
+        if not skipped:
+            continue
+        others = (t for t in terminals if t is not blank)
+        if not any(_may_start_with(t.pattern.to_regexp(), characters) for t in others):
+            return f"[{re.escape(skipped)}]*"
+    return ""
+
+
+def _parsed(regexp: str) -> list[tuple[Any, Any]]:
+    parser: Any = importlib.import_module("re._parser")  # the `re` module's own parser
+    return list(parser.parse(regexp).data)
+
+
+@cache
+def _run_of(regexp: str) -> frozenset[str]:
+    """The characters of a pattern that is one run of listed characters (`[ \\t]+`), else
+    an empty set."""
+    items = _parsed(regexp)
+    if len(items) != 1 or _op(items[0]) != "MAX_REPEAT":
+        return frozenset()
+    least, most, body = items[0][1]
+    if least != 1 or getattr(most, "name", None) != "MAXREPEAT" or len(body) != 1:
+        return frozenset()
+    op, members = body[0]
+    if op.name != "IN" or any(_op(member) != "LITERAL" for member in members):
+        return frozenset()
+    return frozenset(chr(code) for _, code in members)
+
+
+def _op(item: tuple[Any, Any]) -> str:
+    return str(item[0].name)
+
+
+@cache
+def _may_start_with(regexp: str, characters: frozenset[str]) -> bool:
+    """Whether a match of `regexp` may start with one of `characters`: an analysis of the
+    parsed pattern that answers yes to anything it does not know."""
+    hit, _empty = _first(_parsed(regexp), characters)
+    return hit
+
+
+def _first(items: list[tuple[Any, Any]], characters: frozenset[str]) -> tuple[bool, bool]:
+    """(may the sequence start with one of `characters`, may it match nothing)."""
+    for item in items:
+        hit, empty = _first_of(item, characters)
+        if hit:
+            return True, False
+        if not empty:
+            return False, False
+    return False, True
+
+
+def _first_of(item: tuple[Any, Any], characters: frozenset[str]) -> tuple[bool, bool]:
+    op, value = _op(item), item[1]
+    if op == "LITERAL":
+        return chr(value) in characters, False
+    if op == "NOT_LITERAL":
+        return bool(characters - {chr(value)}), False
+    if op == "IN":
+        return any(_in_set(value, character) for character in characters), False
+    if op == "SUBPATTERN":
+        return _first(value[3], characters)
+    if op == "ATOMIC_GROUP":
+        return _first(value, characters)
+    if op == "BRANCH":
+        results = [_first(branch, characters) for branch in value[1]]
+        return any(hit for hit, _ in results), any(empty for _, empty in results)
+    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        hit, empty = _first(value[2], characters)
+        return hit, empty or value[0] == 0
+    if op in ("AT", "ASSERT", "ASSERT_NOT"):  # consume nothing
+        return False, True
+    return True, False  # ANY, back-references...: it may
+
+
+_CATEGORIES: dict[str, Callable[[str], bool]] = {
+    "CATEGORY_SPACE": str.isspace,
+    "CATEGORY_NOT_SPACE": lambda character: not character.isspace(),
+    "CATEGORY_DIGIT": str.isdigit,
+    "CATEGORY_NOT_DIGIT": lambda character: not character.isdigit(),
+    "CATEGORY_WORD": lambda character: character.isalnum() or character == "_",
+    "CATEGORY_NOT_WORD": lambda character: not (character.isalnum() or character == "_"),
+}
+
+
+def _in_set(members: list[tuple[Any, Any]], character: str) -> bool:
+    """Whether a character class (`[...]`) may match `character`."""
+    negated = matched = False
+    for member in members:
+        op, value = _op(member), member[1]
+        if op == "NEGATE":
+            negated = True
+        elif op == "LITERAL":
+            matched = matched or chr(value) == character
+        elif op == "RANGE":
+            matched = matched or value[0] <= ord(character) <= value[1]
+        elif op == "CATEGORY" and str(value.name) in _CATEGORIES:
+            matched = matched or _CATEGORIES[str(value.name)](character)
+        else:
+            return True
+    return matched != negated
 
 
 def _reducers(callbacks: dict[Any, Any]) -> dict[Any, Any]:
@@ -271,9 +416,10 @@ class _Driver:
                 found = match(text, position)
                 if found is None:
                     raise _Refused
-                value = found.group()
                 kind = found.lastgroup
-                start, position = position, found.end()
+                start = found.start(kind)  # type: ignore[arg-type]  # after skipped blanks
+                position = found.end()
+                value = text[start:position]
                 start_line, column = line, start - line_start + 1
                 if kind in newline:
                     newlines = value.count("\n")
