@@ -594,20 +594,6 @@ def _unplace(child: Any) -> Any:
     return child.value if type(child) is _Placed else child
 
 
-def _start(child: Any) -> tuple[int, int]:
-    if type(child) is Token:
-        return child.line or 0, child.column or 0
-    span: ast.Span = child.span
-    return span.line, span.column
-
-
-def _end(child: Any) -> tuple[int, int]:
-    if type(child) is Token:
-        return child.end_line or 0, child.end_column or 0
-    span: ast.Span = child.span
-    return span.end_line, span.end_column
-
-
 class _Callbacks:
     """What Lark calls for each reduced rule: `_callback(builder method)` by rule name."""
 
@@ -638,14 +624,23 @@ def _callback(
             first = next(child for child in children if child is not None)
         if last is None:
             last = next(child for child in reversed(children) if child is not None)
-        line, column = _start(first)
-        end_line, end_column = _end(last)
+        # a token's position, or the span of what a rule made (no call: every reduction)
+        if type(first) is Token:
+            line, column = first.line or 0, first.column or 0
+        else:
+            line, column = first.span.line, first.span.column
+        if type(last) is Token:
+            end_line, end_column = last.end_line or 0, last.end_column or 0
+        else:
+            end_line, end_column = last.span.end_line, last.span.end_column
         span = ast.Span(builder.path, line, column, end_line, end_column)
-        kept = [
-            child.value if type(child) is _Placed else child  # `_unplace`, without a call
-            for child in children
-            if type(child) is not Token or child.type in _VALUE_TERMINALS
-        ]
+        kept = []  # a loop, not a comprehension: most reductions have two or three children
+        for child in children:
+            kind = type(child)
+            if kind is _Placed:
+                kept.append(child.value)  # `_unplace`, without a call
+            elif kind is not Token or child.type in _VALUE_TERMINALS:
+                kept.append(child)
         result = method(span, kept)
         if getattr(result, "span", None) is span:
             return result
