@@ -212,41 +212,68 @@ _SCAN_CLASSES = frozenset({ast.Quantifier, ast.Count, ast.Aggregate})
 def _expression_scans(
     expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable
 ) -> Iterator[tuple[_Scan, list[tuple[str, str]]]]:
-    stack: list[tuple[object, dict[str, bool]]] = [(expr, scope)]
-    while stack:
-        node, bound = stack.pop()
-        cls = node.__class__
-        if cls in _SCAN_CLASSES:
-            assert isinstance(node, _Scan)
-            stack.append((node.source, bound))
-            inner = {**bound, node.var: _reads_input(node.source, bound, symbols)}
-            parts = [node.where, node.element if isinstance(node, ast.Aggregate) else None]
-            parts.append(node.body if isinstance(node, ast.Quantifier) else None)
-            stack += [(part, inner) for part in parts if part is not None]
-            whole_kind = (
-                isinstance(node.source, ast.Name)
-                and node.source.id not in bound
-                and node.source.id in symbols.kinds
-            )
-            conditions = [node.where]
-            if isinstance(node, ast.Quantifier):
-                conditions.append(node.body)
-            varying = frozenset(name for name, varies in bound.items() if varies)
-            keys = [
-                key
-                for condition in conditions
-                if condition is not None
-                for key in _keys(condition, node.var, varying)
-            ]
-            if whole_kind and keys:
-                yield node, keys
-        elif isinstance(node, tuple):
-            stack += [(item, bound) for item in reversed(node) if item.__class__ not in _LEAVES]
-        else:
-            for name in reversed(ast.expression_fields(cls)):
-                child = getattr(node, name)
-                if child.__class__ not in _LEAVES:  # nothing to look for inside
-                    stack.append((child, bound))
+    """The quadratic scans in `expr`, whose variables are `scope` (each: does it vary?).
+
+    Every expression node of every declaration is visited (a quarter of checking a large
+    file), so the walk keeps one stack of nodes for each set of variables in scope: the
+    parts inside a scan, which see its variable too, are walked after the rest."""
+    subtrees: list[tuple[object, dict[str, bool]]] = [(expr, scope)]
+    while subtrees:
+        root, bound = subtrees.pop()
+        nodes = [root]
+        while nodes:
+            node = nodes.pop()
+            cls = node.__class__
+            if cls in _SCAN_CLASSES:
+                assert isinstance(node, _Scan)
+                nodes.append(node.source)
+                found = _scan_keys(node, bound, symbols, subtrees)
+                if found:
+                    yield node, found
+            elif cls is tuple:
+                nodes += [item for item in node if item.__class__ not in _LEAVES]  # type: ignore[attr-defined]
+            else:
+                fields = _FIELDS.get(cls)
+                if fields is None:
+                    fields = _FIELDS[cls] = ast.expression_fields(cls)
+                for name in fields:
+                    child = getattr(node, name)
+                    if child.__class__ not in _LEAVES:  # nothing to look for inside
+                        nodes.append(child)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _scan_keys(
+    scan: _Scan,
+    bound: dict[str, bool],
+    symbols: SymbolTable,
+    subtrees: list[tuple[object, dict[str, bool]]],
+) -> list[tuple[str, str]]:
+    """The keys that make `scan` quadratic (none when it is not); its parts that see its
+    variable are added to `subtrees`."""
+    inner = {**bound, scan.var: _reads_input(scan.source, bound, symbols)}
+    parts = [scan.where, scan.element if isinstance(scan, ast.Aggregate) else None]
+    parts.append(scan.body if isinstance(scan, ast.Quantifier) else None)
+    subtrees += [(part, inner) for part in parts if part is not None]
+    whole_kind = (
+        isinstance(scan.source, ast.Name)
+        and scan.source.id not in bound
+        and scan.source.id in symbols.kinds
+    )
+    if not whole_kind:
+        return []
+    conditions = [scan.where]
+    if isinstance(scan, ast.Quantifier):
+        conditions.append(scan.body)
+    varying = frozenset(name for name, varies in bound.items() if varies)
+    return [
+        key
+        for condition in conditions
+        if condition is not None
+        for key in _keys(condition, scan.var, varying)
+    ]
 
 
 def _conjuncts(expr: ast.Expr) -> Iterator[ast.Expr]:
