@@ -12,16 +12,14 @@ from typing import Any
 
 from engine.freeze.hashing import sha256_hex
 from engine.limits import read_input
-from engine.resources import engine_source_digest, shipped
+from engine.resources import distribution, engine_source_digest, rulecheck_version, shipped
 from engine.ruleset import load_ruleset
 from engine.syntax.load import rule_paths
 from engine.syntax.parse import GRAMMAR_FILE, grammar_text, grammar_version
 
-DISTRIBUTION = "rulecheck"
-
 
 def _dependency_versions() -> dict[str, str]:
-    requirements = metadata.requires(DISTRIBUTION) or []
+    _version, requirements = distribution()
     versions: dict[str, str] = {}
     for requirement in requirements:
         if "extra ==" in requirement:
@@ -50,7 +48,7 @@ def evaluator_identity() -> dict[str, Any]:
     records this; the interpreter's path and the kernel's name are left out: they change
     no verdict)."""
     return {
-        "rulecheck": metadata.version(DISTRIBUTION),
+        "rulecheck": rulecheck_version(),
         "runtime": {
             "python": platform.python_version(),
             "implementation": platform.python_implementation(),

@@ -91,3 +91,35 @@ def _sources_digest(package: Path) -> tuple[int, str]:
         with open(os.path.join(top, module), "rb") as handle:
             lines.append(f"{hashlib.sha256(handle.read()).hexdigest()}  {module}\n")
     return len(modules), hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+DISTRIBUTION = "rulecheck"
+
+
+@cache
+def distribution() -> tuple[str, tuple[str, ...]]:
+    """rulecheck's version and its declared requirements: from the installed package's
+    metadata, else (a source checkout run without installing it, `python -m engine.cli`
+    with the checkout on the path) from the checkout's `pyproject.toml`, from which an
+    install would take the same two."""
+    from importlib import metadata  # a tenth of the imports of a command that never asks
+
+    try:
+        return metadata.version(DISTRIBUTION), tuple(metadata.requires(DISTRIBUTION) or ())
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+
+    try:
+        with open(_CHECKOUT_ROOT / "pyproject.toml", "rb") as handle:
+            project = tomllib.load(handle).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        project = {}
+    if project.get("name") != DISTRIBUTION:
+        return "unknown", ()
+    return str(project.get("version", "unknown")), tuple(map(str, project.get("dependencies", ())))
+
+
+def rulecheck_version() -> str:
+    """The running rulecheck's version (see `distribution`)."""
+    return distribution()[0]

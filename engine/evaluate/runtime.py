@@ -991,12 +991,10 @@ def json_sha256(value: Any) -> str:
 
 @functools.cache
 def rulecheck_version() -> str:
-    """The installed rulecheck's version."""
-    from importlib import metadata  # a tenth of the imports of a command that never asks
+    """The running rulecheck's version."""
+    from engine.resources import rulecheck_version as version
 
-    from engine.inventory import DISTRIBUTION
-
-    return metadata.version(DISTRIBUTION)
+    return version()
 
 
 @functools.cache

@@ -12,7 +12,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
@@ -20,6 +19,7 @@ from urllib.parse import quote
 from engine.catalog import CATALOG
 from engine.errors import Diagnostic, Location
 from engine.report.output import to_json
+from engine.resources import rulecheck_version
 from engine.syntax.ast import Span, declaration_kind
 
 if TYPE_CHECKING:
@@ -384,13 +384,6 @@ def _sarif_result(finding: Diagnostic, check: Check, index: Mapping[str, int]) -
     return result
 
 
-def _version() -> str:
-    try:
-        return metadata.version("rulecheck")
-    except metadata.PackageNotFoundError:  # running from a source tree never installed
-        return "0"
-
-
 def sarif_json(report: CiReport) -> str:
     """SARIF 2.1.0: each finding a result of one run, rule-file diagnostics located in the
     `.rules` files, data violations in the input files (line and column where known, the
@@ -404,7 +397,7 @@ def sarif_json(report: CiReport) -> str:
     ]
     failed = [c.name for c in report.checks if report.failed(c) or c.outcome == "error"]
     run = {
-        "tool": {"driver": {"name": "rulecheck", "version": _version(), "rules": rules}},
+        "tool": {"driver": {"name": "rulecheck", "version": rulecheck_version(), "rules": rules}},
         "columnKind": "unicodeCodePoints",
         "invocations": [
             {

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.runtime import Unavailable
 from engine.report import html_plots as plots
 from engine.report.evaluation_report import rounded
+from engine.resources import rulecheck_version
 from engine.units import UNITS
 
 # A plot shows at most this many bindings; the rest are in the tables of the page.
@@ -310,7 +311,7 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
     }
     context = {
         "title": title,
-        "version": _version(),
+        "version": rulecheck_version(),
         "banners": data.get("banners", []),
         "ruleset_hash": data["ruleset_hash"],
         "protocol": data.get("protocol"),
@@ -347,10 +348,3 @@ def html_report(data: Mapping[str, Any], title: str, units: Mapping[str, str], c
     )
     environment = jinja2.Environment(autoescape=True, keep_trailing_newline=True)
     return str(environment.from_string(template_text).render(**context))
-
-
-def _version() -> str:
-    try:
-        return metadata.version("rulecheck")
-    except metadata.PackageNotFoundError:  # running from a source tree never installed
-        return "0"
