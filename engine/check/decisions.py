@@ -1,12 +1,15 @@
 """Decision policies: which gates a table reads, and proof that it is complete and unambiguous.
 
 A decision row may read only gate outcomes, so the whole input space is the set of
-pass/fail combinations of the gates the table reads. The linter enumerates it.
+pass/fail combinations of the gates the table reads. The linter decides every row over
+all of them at once (`truth_table`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from collections.abc import Mapping
 
 from engine.check.symbols import SymbolTable, did_you_mean, location
@@ -39,27 +42,40 @@ def gates_read(condition: ast.Expr, bound: frozenset[str] = frozenset()) -> list
             return []
 
 
-def row_matches(condition: ast.Expr, outcomes: Mapping[str, bool]) -> bool:
-    """Whether a row condition holds for the given gate outcomes (True = passed)."""
+def truth_table(condition: ast.Expr, columns: Mapping[str, int], every: int) -> int:
+    """The combinations of gate outcomes for which a row condition holds, as the bits of an
+    int: `columns` gives each gate's own table (the bits of the combinations where it
+    passed) and `every` all of them. One pass over the condition decides all 2^n
+    combinations at once, where evaluating it once per combination cost most of checking a
+    decision.
+
+    Raises:
+        ValueError: the condition reads something other than gates.
+    """
     match condition:
         case ast.Bool():
-            return condition.value
+            return every if condition.value else 0
         case ast.Name():
-            return outcomes[condition.id]
+            return columns[condition.id]
         case ast.Unary(op="not"):
-            return not row_matches(condition.operand, outcomes)
+            return every ^ truth_table(condition.operand, columns, every)
         case ast.BoolOp(op="and"):
-            return all(row_matches(op, outcomes) for op in condition.operands)
+            return functools.reduce(
+                operator.and_, (truth_table(op, columns, every) for op in condition.operands)
+            )
         case ast.BoolOp(op="or"):
-            return any(row_matches(op, outcomes) for op in condition.operands)
+            return functools.reduce(
+                operator.or_, (truth_table(op, columns, every) for op in condition.operands)
+            )
         case ast.Quantifier(source=ast.SetLiteral() as members):
-            values = [row_matches(item, outcomes) for item in members.items]
+            tables = [truth_table(item, columns, every) for item in members.items]
             body = condition.body or condition.where
             if body is not None and not (isinstance(body, ast.Name) and body.id == condition.var):
                 raise ValueError("a decision quantifier must read its gates directly")
             if condition.op == "all":
-                return all(values)
-            return any(values) if condition.op == "exists" else not any(values)
+                return functools.reduce(operator.and_, tables, every)
+            passed = functools.reduce(operator.or_, tables, 0)
+            return passed if condition.op == "exists" else every ^ passed
     raise ValueError(f"a decision condition cannot use {_what(condition)}")
 
 
@@ -94,17 +110,6 @@ def _what(node: ast.Expr) -> str:
     return names.get(type(node), type(node).__name__)
 
 
-def decide(decl: ast.DecisionDecl, outcomes: Mapping[str, bool]) -> ast.DecisionRow:
-    """The row that decides, for gate outcomes (a checked table has exactly one)."""
-    for row in decl.rows:
-        if row.condition is not None and row_matches(row.condition, outcomes):
-            return row
-    for row in decl.rows:
-        if row.condition is None:
-            return row
-    raise ValueError(f"decision `{decl.name.text}` has no row for {dict(outcomes)}")
-
-
 def _shape_errors(decl: ast.DecisionDecl, symbols: SymbolTable) -> list[Diagnostic]:
     errors: list[Diagnostic] = []
     for row in decl.rows:
@@ -133,7 +138,7 @@ def _shape_errors(decl: ast.DecisionDecl, symbols: SymbolTable) -> list[Diagnost
                 )
             )
         try:
-            row_matches(row.condition, _AllTrue())
+            truth_table(row.condition, _AllPassed(), 1)  # one combination: every gate passed
         except ValueError as error:
             errors.append(
                 Diagnostic(
@@ -147,13 +152,43 @@ def _shape_errors(decl: ast.DecisionDecl, symbols: SymbolTable) -> list[Diagnost
     return errors
 
 
-class _AllTrue(dict[str, bool]):
-    def __missing__(self, key: str) -> bool:
-        return True
+class _AllPassed(dict[str, int]):
+    def __missing__(self, key: str) -> int:
+        return 1
 
 
-def _render(outcomes: Mapping[str, bool]) -> str:
-    return ", ".join(f"{name}={'pass' if ok else 'fail'}" for name, ok in outcomes.items())
+def _render(names: list[str], combination: int) -> str:
+    """The `combination`-th of `itertools.product((True, False), repeat=len(names))`: the
+    first gate's outcome is its highest bit, 0 for passed."""
+    last = len(names) - 1
+    return ", ".join(
+        f"{name}={'fail' if combination >> (last - index) & 1 else 'pass'}"
+        for index, name in enumerate(names)
+    )
+
+
+def _columns(names: list[str]) -> tuple[dict[str, int], int]:
+    """Each gate's truth table over every combination of the gates' outcomes (numbered in
+    the order of `itertools.product((True, False), ...)`), and the table of all of them.
+    Gate i of n passes where bit n-1-i of the combination's number is 0: runs of 2^(n-1-i)
+    ones and zeros in turn."""
+    size = 1 << len(names)
+    every = (1 << size) - 1
+    columns = {}
+    for index, name in enumerate(names):
+        run = 1 << (len(names) - 1 - index)
+        columns[name] = ((1 << run) - 1) * (every // ((1 << (2 * run)) - 1))
+    return columns, every
+
+
+def _first(table: int, count: int) -> list[int]:
+    """The numbers of the first `count` combinations in `table`."""
+    found: list[int] = []
+    while table and len(found) < count:
+        lowest = table & -table
+        found.append(lowest.bit_length() - 1)
+        table ^= lowest
+    return found
 
 
 def check_decision(decl: ast.DecisionDecl, symbols: SymbolTable) -> list[Diagnostic]:
@@ -172,43 +207,45 @@ def check_decision(decl: ast.DecisionDecl, symbols: SymbolTable) -> list[Diagnos
                 rule=decl.name.text,
             )
         ]
-    reached: set[int] = set()
-    missing: list[str] = []
-    overlaps: dict[tuple[int, int], str] = {}
+    columns, every = _columns(names)
+    tables = {
+        index: truth_table(row.condition, columns, every)
+        for index, row in enumerate(decl.rows)
+        if row.condition is not None
+    }
+    overlaps = {
+        (first, second): _render(names, _first(tables[first] & tables[second], 1)[0])
+        for first, second in itertools.combinations(tables, 2)
+        if tables[first] & tables[second]
+    }
+    reached = {index for index, table in tables.items() if table}
+    unmatched = every & ~functools.reduce(operator.or_, tables.values(), 0)
     otherwise = [i for i, row in enumerate(decl.rows) if row.condition is None]
-    for values in itertools.product((True, False), repeat=len(names)):
-        outcomes = dict(zip(names, values, strict=True))
-        matched = [
-            i
-            for i, row in enumerate(decl.rows)
-            if row.condition is not None and row_matches(row.condition, outcomes)
-        ]
-        for first, second in itertools.combinations(matched, 2):
-            overlaps.setdefault((first, second), _render(outcomes))
-        if matched:
-            reached.update(matched)
-        elif otherwise:
-            reached.add(otherwise[0])
-        else:
-            missing.append(_render(outcomes))
+    missing: tuple[int, list[str]] = (0, [])
+    if unmatched and otherwise:
+        reached.add(otherwise[0])
+    elif unmatched:
+        shown = _first(unmatched, _SHOWN_COMBINATIONS)
+        missing = (unmatched.bit_count(), [_render(names, number) for number in shown])
     return _completeness_errors(decl, missing, overlaps, reached)
 
 
 def _completeness_errors(
     decl: ast.DecisionDecl,
-    missing: list[str],
+    missing: tuple[int, list[str]],
     overlaps: dict[tuple[int, int], str],
     reached: set[int],
 ) -> list[Diagnostic]:
     name = decl.name.text
     errors: list[Diagnostic] = []
-    if missing:
-        shown = "; ".join(missing[:_SHOWN_COMBINATIONS])
-        more = f" and {len(missing) - _SHOWN_COMBINATIONS} more" if len(missing) > 3 else ""
+    count, examples = missing
+    if count:
+        shown = "; ".join(examples)
+        more = f" and {count - _SHOWN_COMBINATIONS} more" if count > _SHOWN_COMBINATIONS else ""
         errors.append(
             Diagnostic(
                 "DECISION_INCOMPLETE",
-                f"decision `{name}` gives no verdict for {len(missing)} combination(s) of "
+                f"decision `{name}` gives no verdict for {count} combination(s) of "
                 f"gate outcomes: {shown}{more}",
                 location(decl.name.span),
                 hint="add a row for them or an `otherwise` row",
