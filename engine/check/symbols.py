@@ -150,11 +150,13 @@ def names_in(node: object, *, calls: bool = False) -> Iterator[str]:
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Name):
-            yield item.id
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        else:
-            if calls and isinstance(item, ast.Call):
-                yield item.func
-            stack.extend(getattr(item, name) for name in ast.expression_fields(type(item)))
+        cls = item.__class__
+        if cls is ast.Name:
+            yield item.id  # type: ignore[attr-defined]
+        elif cls is tuple:
+            stack.extend(item)  # type: ignore[arg-type]
+        elif cls not in ast.ATOMS:  # an atom holds no name: not worth a turn
+            if calls and cls is ast.Call:
+                yield item.func  # type: ignore[attr-defined]
+            for name in ast.EXPRESSION_FIELDS[cls]:
+                stack.append(getattr(item, name))

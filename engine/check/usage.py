@@ -12,7 +12,6 @@ keyed lookup `having` finds the same records through an index.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from fractions import Fraction
 
 from engine.check.symbols import SymbolTable, location, names_in
 from engine.check.types import DeclInfo
@@ -205,7 +204,7 @@ def _reads_input(expr: ast.Expr, scope: dict[str, bool], symbols: SymbolTable) -
 
 
 # What holds no count, quantifier or aggregate: values written, and atoms.
-_LEAVES = frozenset({str, int, bool, Fraction, type(None), ast.Name, *ast.LITERALS})
+_LEAVES = ast.ATOMS | {ast.Name}
 _SCAN_CLASSES = frozenset({ast.Quantifier, ast.Count, ast.Aggregate})
 
 
@@ -233,16 +232,10 @@ def _expression_scans(
             elif cls is tuple:
                 nodes += [item for item in node if item.__class__ not in _LEAVES]  # type: ignore[attr-defined]
             else:
-                fields = _FIELDS.get(cls)
-                if fields is None:
-                    fields = _FIELDS[cls] = ast.expression_fields(cls)
-                for name in fields:
+                for name in ast.EXPRESSION_FIELDS[cls]:
                     child = getattr(node, name)
                     if child.__class__ not in _LEAVES:  # nothing to look for inside
                         nodes.append(child)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _scan_keys(

@@ -46,7 +46,6 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
-_EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
 # Field types that never hold an expression: a walk looking for expressions skips them.
 _WORDS_ONLY = frozenset(
     {"str", "str | None", "int", "bool", "Fraction", "Ident", "Ident | None"}
@@ -54,19 +53,28 @@ _WORDS_ONLY = frozenset(
 )
 
 
-def expression_fields(node_type: type) -> tuple[str, ...]:
-    """The fields of `child_fields` whose declared type may hold an expression (directly or
-    inside a declaration's parts): what a walk over expressions needs to visit."""
-    fields = _EXPRESSION_FIELDS.get(node_type)
-    if fields is None:
+class _ExpressionFields(dict[type, tuple[str, ...]]):
+    """`expression_fields` of each node type, made on the type's first look-up: walks over
+    every node index it (`EXPRESSION_FIELDS[cls]`) instead of calling the function."""
+
+    def __missing__(self, node_type: type) -> tuple[str, ...]:
         declared = {}
         if dataclasses.is_dataclass(node_type):
             declared = {f.name: f.type for f in dataclasses.fields(node_type)}
         fields = tuple(
             name for name in child_fields(node_type) if declared[name] not in _WORDS_ONLY
         )
-        _EXPRESSION_FIELDS[node_type] = fields
-    return fields
+        self[node_type] = fields
+        return fields
+
+
+EXPRESSION_FIELDS = _ExpressionFields()
+
+
+def expression_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of `child_fields` whose declared type may hold an expression (directly or
+    inside a declaration's parts): what a walk over expressions needs to visit."""
+    return EXPRESSION_FIELDS[node_type]
 
 
 def _span() -> Span:
@@ -269,6 +277,8 @@ COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
 # The literals: expressions with no expression inside.
 LITERALS: tuple[type, ...] = (Number, String, Bool, Null)
+# What a field may hold that holds no other node: plain values and literals.
+ATOMS = frozenset({str, int, bool, Fraction, type(None), *LITERALS})
 
 # ---- declarations ------------------------------------------------------------------------
 
