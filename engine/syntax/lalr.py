@@ -174,9 +174,13 @@ def _blank_prefix(terminals: list[Any], ignore: frozenset[str]) -> str:
     return ""
 
 
+# The `re` module's own parser of patterns and the names of what it parses them into.
+_SRE_PARSER: Any = importlib.import_module("re._parser")
+_SRE: Any = importlib.import_module("re._constants")
+
+
 def _parsed(regexp: str) -> list[tuple[Any, Any]]:
-    parser: Any = importlib.import_module("re._parser")  # the `re` module's own parser
-    return list(parser.parse(regexp).data)
+    return list(_SRE_PARSER.parse(regexp).data)
 
 
 @cache
@@ -184,19 +188,15 @@ def _run_of(regexp: str) -> frozenset[str]:
     """The characters of a pattern that is one run of listed characters (`[ \\t]+`), else
     an empty set."""
     items = _parsed(regexp)
-    if len(items) != 1 or _op(items[0]) != "MAX_REPEAT":
+    if len(items) != 1 or items[0][0] is not _SRE.MAX_REPEAT:
         return frozenset()
     least, most, body = items[0][1]
-    if least != 1 or getattr(most, "name", None) != "MAXREPEAT" or len(body) != 1:
+    if least != 1 or most is not _SRE.MAXREPEAT or len(body) != 1:
         return frozenset()
     op, members = body[0]
-    if op.name != "IN" or any(_op(member) != "LITERAL" for member in members):
+    if op is not _SRE.IN or any(member[0] is not _SRE.LITERAL for member in members):
         return frozenset()
     return frozenset(chr(code) for _, code in members)
-
-
-def _op(item: tuple[Any, Any]) -> str:
-    return str(item[0].name)
 
 
 @cache
@@ -219,51 +219,54 @@ def _first(items: list[tuple[Any, Any]], characters: frozenset[str]) -> tuple[bo
 
 
 def _first_of(item: tuple[Any, Any], characters: frozenset[str]) -> tuple[bool, bool]:
-    op, value = _op(item), item[1]
-    if op == "LITERAL":
+    op, value = item
+    if op is _SRE.LITERAL:
         return chr(value) in characters, False
-    if op == "NOT_LITERAL":
+    if op is _SRE.NOT_LITERAL:
         return bool(characters - {chr(value)}), False
-    if op == "IN":
+    if op is _SRE.IN:
         return any(_in_set(value, character) for character in characters), False
-    if op == "SUBPATTERN":
+    if op is _SRE.SUBPATTERN:
         return _first(value[3], characters)
-    if op == "ATOMIC_GROUP":
+    if op is _SRE.ATOMIC_GROUP:
         return _first(value, characters)
-    if op == "BRANCH":
+    if op is _SRE.BRANCH:
         results = [_first(branch, characters) for branch in value[1]]
         return any(hit for hit, _ in results), any(empty for _, empty in results)
-    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+    if op in (_SRE.MAX_REPEAT, _SRE.MIN_REPEAT, _SRE.POSSESSIVE_REPEAT):
         hit, empty = _first(value[2], characters)
         return hit, empty or value[0] == 0
-    if op in ("AT", "ASSERT", "ASSERT_NOT"):  # consume nothing
+    if op in (_SRE.AT, _SRE.ASSERT, _SRE.ASSERT_NOT):  # consume nothing
         return False, True
-    return True, False  # ANY, back-references...: it may
+    return True, False  # any character, back-references...: it may
 
 
-_CATEGORIES: dict[str, Callable[[str], bool]] = {
-    "CATEGORY_SPACE": str.isspace,
-    "CATEGORY_NOT_SPACE": lambda character: not character.isspace(),
-    "CATEGORY_DIGIT": str.isdigit,
-    "CATEGORY_NOT_DIGIT": lambda character: not character.isdigit(),
-    "CATEGORY_WORD": lambda character: character.isalnum() or character == "_",
-    "CATEGORY_NOT_WORD": lambda character: not (character.isalnum() or character == "_"),
+def _word(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+_CATEGORIES: dict[Any, Callable[[str], bool]] = {
+    _SRE.CATEGORY_SPACE: str.isspace,
+    _SRE.CATEGORY_NOT_SPACE: lambda character: not character.isspace(),
+    _SRE.CATEGORY_DIGIT: str.isdigit,
+    _SRE.CATEGORY_NOT_DIGIT: lambda character: not character.isdigit(),
+    _SRE.CATEGORY_WORD: _word,
+    _SRE.CATEGORY_NOT_WORD: lambda character: not _word(character),
 }
 
 
 def _in_set(members: list[tuple[Any, Any]], character: str) -> bool:
     """Whether a character class (`[...]`) may match `character`."""
     negated = matched = False
-    for member in members:
-        op, value = _op(member), member[1]
-        if op == "NEGATE":
+    for op, value in members:
+        if op is _SRE.NEGATE:
             negated = True
-        elif op == "LITERAL":
+        elif op is _SRE.LITERAL:
             matched = matched or chr(value) == character
-        elif op == "RANGE":
+        elif op is _SRE.RANGE:
             matched = matched or value[0] <= ord(character) <= value[1]
-        elif op == "CATEGORY" and str(value.name) in _CATEGORIES:
-            matched = matched or _CATEGORIES[str(value.name)](character)
+        elif op is _SRE.CATEGORY and value in _CATEGORIES:
+            matched = matched or _CATEGORIES[value](character)
         else:
             return True
     return matched != negated
