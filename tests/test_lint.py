@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engine.cli import main
+from engine.report.diagnostics import EXCERPT_WIDTH
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "lint"
@@ -652,6 +653,43 @@ def test_error_class_text(case: Case) -> None:
     if case.hint is not None:
         assert lines[index + 3] == f"  = {case.hint}"
     assert _summary_ends(case, result.stdout), result.stdout
+
+
+_NUMBERS = [str(number) for number in range(3000)]
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "named"),
+    [
+        ("const x = {" + ", ".join(_NUMBERS) + "}", "UNUSED_CONST", "x"),  # a long line's start
+        (" " * 100_000 + "const x = 1", "UNUSED_CONST", "x"),  # its end
+        (
+            "const x = {" + ", ".join([*_NUMBERS[:1500], "y", *_NUMBERS[1500:]]) + "}",
+            "UNKNOWN_NAME",
+            "y",
+        ),
+    ],
+    ids=["start", "end", "inside"],
+)
+def test_a_long_line_is_shown_cut_around_the_finding(
+    tmp_path: Path, line: str, code: str, named: str
+) -> None:
+    """However long the line, each finding shows at most EXCERPT_WIDTH of its characters
+    (plus a `…` at each cut end), with the caret under the name it is about."""
+    path = tmp_path / "long.rules"
+    path.write_text(f'ruleset long version "1"\n{line}\n', encoding="utf-8")
+    result = lint(str(path))
+    lines = result.stderr.splitlines()
+    index = next(i for i, text in enumerate(lines) if f"[{code}]" in text)
+    assert lines[index].startswith(f"{path}:2:")
+    shown, caret = lines[index + 1], lines[index + 2]
+    assert shown.startswith("    2 | ") and caret.startswith("      | ")
+    excerpt = shown[len("    2 | ") :]
+    assert len(excerpt) <= EXCERPT_WIDTH + 2
+    assert excerpt.strip("…") in line
+    at = caret.index("^") - len("      | ")
+    assert excerpt[at : at + len(named)] == named
+    assert len(result.stderr) < 2_000
 
 
 def test_every_check_code_has_a_case() -> None:

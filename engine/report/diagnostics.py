@@ -42,16 +42,37 @@ def render_text(diagnostic: Diagnostic) -> str:
     if loc and loc.line and loc.column and loc.file.endswith(".rules"):
         source = _source_lines(loc.file)
         if 0 < loc.line <= len(source):
-            text = source[loc.line - 1]
             width = 1
             if loc.end_line == loc.line and loc.end_column and loc.end_column > loc.column:
                 width = loc.end_column - loc.column
+            text, column, width = _excerpt(source[loc.line - 1], loc.column, width)
             gutter = f"{loc.line:>5} | "
             lines.append(gutter + text)
-            lines.append(" " * (len(gutter) - 2) + "| " + " " * (loc.column - 1) + "^" * width)
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" * width)
     if diagnostic.hint:
         lines.append(f"  = {diagnostic.hint}")
     return "\n".join(lines)
+
+
+# Characters of a source line shown under a finding: a longer line (a generated rule, a
+# hostile file of one megabyte-long line) is cut to this many around the finding, so that
+# each finding prints a bounded excerpt, however many findings a line has.
+EXCERPT_WIDTH = 200
+_BEFORE = 60  # of them, shown before the finding's column
+_CUT = "…"
+
+
+def _excerpt(text: str, column: int, width: int) -> tuple[str, int, int]:
+    """The part of a source line shown, and the caret's column and width in it: the whole
+    line when it is at most `EXCERPT_WIDTH` characters, else that many from `_BEFORE`
+    before the column, each cut end marked with `…`."""
+    if len(text) <= EXCERPT_WIDTH:
+        return text, column, width
+    start = max(0, min(column - 1 - _BEFORE, len(text) - EXCERPT_WIDTH))
+    end = start + EXCERPT_WIDTH
+    shown = (_CUT if start else "") + text[start:end] + (_CUT if end < len(text) else "")
+    caret = column - start + (1 if start else 0)
+    return shown, caret, max(1, min(width, end - (column - 1)))
 
 
 def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
