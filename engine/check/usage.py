@@ -226,7 +226,9 @@ def _expression_scans(
             if cls in _SCAN_CLASSES:
                 assert isinstance(node, _Scan)
                 nodes.append(node.source)
-                found = _scan_keys(node, bound, symbols, subtrees)
+                inner = {**bound, node.var: _reads_input(node.source, bound, symbols)}
+                subtrees += [(part, inner) for part in _parts_in_scope(node)]
+                found = _scan_keys(node, bound, symbols)
                 if found:
                     yield node, found
             elif cls is tuple:
@@ -238,18 +240,15 @@ def _expression_scans(
                         nodes.append(child)
 
 
-def _scan_keys(
-    scan: _Scan,
-    bound: dict[str, bool],
-    symbols: SymbolTable,
-    subtrees: list[tuple[object, dict[str, bool]]],
-) -> list[tuple[str, str]]:
-    """The keys that make `scan` quadratic (none when it is not); its parts that see its
-    variable are added to `subtrees`."""
-    inner = {**bound, scan.var: _reads_input(scan.source, bound, symbols)}
+def _parts_in_scope(scan: _Scan) -> list[ast.Expr]:
+    """The parts of a scan that see its variable: its filter, element or condition."""
     parts = [scan.where, scan.element if isinstance(scan, ast.Aggregate) else None]
     parts.append(scan.body if isinstance(scan, ast.Quantifier) else None)
-    subtrees += [(part, inner) for part in parts if part is not None]
+    return [part for part in parts if part is not None]
+
+
+def _scan_keys(scan: _Scan, bound: dict[str, bool], symbols: SymbolTable) -> list[tuple[str, str]]:
+    """The keys that make `scan` quadratic (none when it is not)."""
     whole_kind = (
         isinstance(scan.source, ast.Name)
         and scan.source.id not in bound
