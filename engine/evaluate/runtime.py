@@ -22,6 +22,7 @@ from engine.bundle.documents import RecordLines
 from engine.errors import Diagnostic, RulecheckError
 from engine.evaluate.facts import Facts
 from engine.graph.build import Graph
+from engine.resources import rulecheck_version as rulecheck_version  # a builtin's runtime
 from engine.textlines import line_count
 from engine.valuekey import exact_number, value_key
 
@@ -987,14 +988,6 @@ def json_sha256(value: Any) -> str:
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
-
-
-@functools.cache
-def rulecheck_version() -> str:
-    """The running rulecheck's version."""
-    from engine.resources import rulecheck_version as version
-
-    return version()
 
 
 @functools.cache
