@@ -21,6 +21,7 @@ from lark.exceptions import UnexpectedInput
 from lark.lexer import PatternRE, TerminalDef
 
 from engine.syntax.lalr import (
+    _alternative,
     _blank_prefix,
     _may_start_with,
     _NumberError,
@@ -134,7 +135,7 @@ def test_the_driver_lexes_inline() -> None:
     scanners = _parser().driver.scanners
     assert scanners is not None  # else every text would go to Lark's loop
     # and each state's scanner skips the blanks before a token in the token's own match
-    assert all(scanner.match.__self__.pattern.startswith("[") for scanner in scanners.values())
+    assert all(scanner.match.__self__.pattern.startswith("([") for scanner in scanners.values())
 
 
 @pytest.mark.parametrize(
@@ -174,6 +175,23 @@ def test_blanks_are_skipped_only_when_nothing_else_starts_with_one() -> None:
     assert _blank_prefix(indented, frozenset({"WS", "COMMENT"})) == ""
     only_newlines = [_terminal("NL", r"(?:\n)+"), _terminal("NAME", r"[a-z]+")]
     assert _blank_prefix(only_newlines, frozenset({"NL"})) == ""  # no blank ends no line
+
+
+def test_a_branch_names_its_terminal_after_matching_it() -> None:
+    terminals = [
+        _terminal("COMPARE", r"==|!="),  # an alternation of its own: kept inside the branch
+        _terminal("QUANTIFIER", r"(all|none)(?=\()"),
+        _terminal("NAME", r"[a-z]+"),
+    ]
+    branches = "|".join(_alternative(terminal) for terminal in terminals)
+    match = re.compile(f"([ ]*)(?:{branches})").match
+    found = [match(text) for text in ("  ==", " !=", "  all(x)", " allx")]
+    assert [(m.lastgroup, m.end(1), m.end()) for m in found if m] == [
+        ("COMPARE", 2, 4),
+        ("COMPARE", 1, 3),
+        ("QUANTIFIER", 2, 5),
+        ("NAME", 1, 5),
+    ]
 
 
 def _terminal(name: str, regexp: str) -> TerminalDef:
