@@ -547,10 +547,13 @@ def pluck(ctx: Context, value: Any, name: Any) -> list[Any]:
     """The attribute or entry `name` of each element, in order."""
     key = _text(name, "pluck")
     graph = ctx.graph
-    attrs, read = graph.attrs, attribute_reader(graph, key)
+    attrs, items = graph.attrs, coll(value, "pluck")
+    if key == "id":
+        return [attr_id(graph, item) for item in items]
+    # read inline, not through `attribute_reader`: a call less per element of a kind
     return [
-        read(item) if item.__class__ is tuple else attr(attrs, item, key)
-        for item in coll(value, "pluck")
+        attrs[item].get(key) if item.__class__ is tuple else attr(attrs, item, key)
+        for item in items
     ]
 
 
