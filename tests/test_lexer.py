@@ -135,7 +135,7 @@ def test_the_driver_lexes_inline() -> None:
     scanners = _parser().driver.scanners
     assert scanners is not None  # else every text would go to Lark's loop
     # and each state's scanner skips the blanks before a token in the token's own match
-    assert all(scanner.match.__self__.pattern.startswith("([") for scanner in scanners.values())
+    assert all(scanner.pattern.startswith("([") for scanner in scanners.values())
 
 
 @pytest.mark.parametrize(

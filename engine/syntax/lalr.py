@@ -91,16 +91,27 @@ class _Refused(Exception):
 
 
 class _Scanner(NamedTuple):
-    """What Lark's contextual lexer does in one parser state, as plain data: its compiled
-    terminals, the keywords a matched terminal stands for (Lark's `UnlessCallback`), and
-    the terminals it skips or counts newlines in. `match` may skip blanks before the
-    token it finds (see `_blank_prefix`): the token starts where group 1 ends, and its
-    terminal is the match's last group (see `_alternative`)."""
+    """What Lark's contextual lexer does in one parser state, as plain data: its terminals
+    as one pattern (compiled on the state's first token, see `_Driver._ready`), the
+    keywords a matched terminal stands for (Lark's `UnlessCallback`), and the terminals
+    it skips or counts newlines in. The pattern may skip blanks before the token it finds
+    (see `_blank_prefix`): the token starts where group 1 ends, and its terminal is the
+    match's last group (see `_alternative`)."""
 
-    match: Callable[[str, int], re.Match[str] | None]
+    pattern: str
+    flags: int
     keywords: dict[str, dict[str, str]]
     ignore: frozenset[str]
     newline: frozenset[str]
+
+
+# A scanner made ready for the driver's loop: its pattern's `match` and the rest as is.
+_Ready = tuple[
+    Callable[[str, int], re.Match[str] | None],
+    dict[str, dict[str, str]],
+    frozenset[str],
+    frozenset[str],
+]
 
 
 def _scanners(lexer: Any) -> dict[Any, _Scanner] | None:
@@ -108,14 +119,13 @@ def _scanners(lexer: Any) -> dict[Any, _Scanner] | None:
     compiled pattern and keyword look-ups (then every text goes to Lark's own lexer).
 
     Each state's pattern is Lark's own alternation (the terminals in Lark's order, after
-    Lark folds keywords into the terminals that match them), compiled here and not by
-    Lark, whose lexer is left unbuilt until a text it must word the error of."""
+    Lark folds keywords into the terminals that match them), compiled by the driver and
+    not by Lark, whose lexer is left unbuilt until a text it must word the error of."""
     scanners: dict[Any, _Scanner] = {}
     made: dict[int, _Scanner | None] = {}  # Lark shares a lexer among states that accept alike
-    compiled: dict[str, re.Pattern[str]] = {}
     for state, basic in getattr(lexer, "lexers", {}).items():
         if id(basic) not in made:
-            made[id(basic)] = _scanner(basic, compiled)
+            made[id(basic)] = _scanner(basic)
         scanner = made[id(basic)]
         if scanner is None:
             return None
@@ -123,9 +133,9 @@ def _scanners(lexer: Any) -> dict[Any, _Scanner] | None:
     return scanners or None
 
 
-def _scanner(basic: Any, compiled: dict[str, re.Pattern[str]]) -> _Scanner | None:
+def _scanner(basic: Any) -> _Scanner | None:
     """The scanner of one of Lark's basic lexers, None when it does more than plain data
-    can (see `_scanners`); `compiled` holds the patterns compiled so far."""
+    can (see `_scanners`)."""
     if basic.re is not re or basic.use_bytes or basic.user_callbacks:
         return None
     terminals, callbacks = _create_unless(  # type: ignore[no-untyped-call]
@@ -143,9 +153,7 @@ def _scanner(basic: Any, compiled: dict[str, re.Pattern[str]]) -> _Scanner | Non
             keywords[kind].setdefault(word.pattern.value, word.name)
     alternation = "|".join(_alternative(terminal) for terminal in terminals)
     pattern = f"({_blank_prefix(terminals, basic.ignore_types)})(?:{alternation})"
-    if pattern not in compiled:
-        compiled[pattern] = re.compile(pattern, basic.g_regex_flags)
-    return _Scanner(compiled[pattern].match, keywords, basic.ignore_types, basic.newline_types)
+    return _Scanner(pattern, basic.g_regex_flags, keywords, basic.ignore_types, basic.newline_types)
 
 
 def _alternative(terminal: Any) -> str:
@@ -379,6 +387,11 @@ class _Driver:
         table = parser.parse_table
         (start,) = lark.options.start
         self.scanners = _scanners(lark.parser.lexer)
+        # a state's (match, keywords, ignore, newline), made on its first token: a file
+        # meets about half of the states, and compiling a pattern costs a third of a
+        # parser's making
+        self.ready: dict[Any, _Ready] = {}
+        self.compiled: dict[tuple[str, int], Callable[[str, int], re.Match[str] | None]] = {}
         self.start_state = table.start_states[start]
         self.end_state = table.end_states[start]
         callbacks = parser.callbacks
@@ -413,12 +426,29 @@ class _Driver:
                 return top
             top = states[below][entry[1][2]][1]
 
+    def _ready(self, state: Any) -> _Ready:
+        """The scanner of `state`, its pattern compiled (`_Refused` for a state without
+        one: Lark's lexer would have to decide)."""
+        scanner = self.scanners.get(state) if self.scanners else None
+        if scanner is None:
+            raise _Refused
+        key = (scanner.pattern, scanner.flags)
+        if key not in self.compiled:
+            self.compiled[key] = re.compile(scanner.pattern, scanner.flags).match
+        ready = self.ready[state] = (
+            self.compiled[key],
+            scanner.keywords,
+            scanner.ignore,
+            scanner.newline,
+        )
+        return ready
+
     def parse(self, text: str, lexed: list[Token] | None = None) -> Any:
         """The callbacks' result for the whole text; `_Refused` when it does not parse.
         Every token lexed is appended to `lexed` when given."""
-        scanners = self.scanners
-        if scanners is None or self.token_callbacks:
+        if self.scanners is None or self.token_callbacks:
             raise _Refused
+        ready = self.ready
         states = self.states
         unit_chains = self.unit_chains
         end_state = self.end_state
@@ -432,7 +462,10 @@ class _Driver:
         at_end = False
         while True:
             if position < size_of_text:
-                match, keywords, ignore, newline = scanners[state_stack[-1]]
+                try:
+                    match, keywords, ignore, newline = ready[state_stack[-1]]
+                except KeyError:
+                    match, keywords, ignore, newline = self._ready(state_stack[-1])
                 found = match(text, position)
                 if found is None:
                     raise _Refused
