@@ -1071,13 +1071,27 @@ class Compiler:
             if _gives_text(node.left, self.symbols):
                 return f"({left} in {right})"
             if _SIMPLE.fullmatch(left):
-                return f"({left} in {right} if {left}.__class__ is str else {member})"
+                first, needle = self._read_once(left)
+                return (
+                    f"({needle} in {right} if {first}.__class__ is str"
+                    f" else _member({needle}, {right}))"
+                )
         elif _SIMPLE.fullmatch(left) and _SIMPLE.fullmatch(right):
+            first, needle = self._read_once(left)
             return (
-                f"({left} in {right} if {left}.__class__ is str and {right}.__class__ is list"
-                f" else {member})"
+                f"({needle} in {right} if {first}.__class__ is str and {right}.__class__ is list"
+                f" else _member({needle}, {right}))"
             )
         return member
+
+    def _read_once(self, code: str) -> tuple[str, str]:
+        """`code` (a simple read) as first evaluated and as read after: an attribute read
+        (`r0.get('a')`) into a local where temporaries are allowed, a dict look-up
+        less for each later use; anything else as it is, twice."""
+        if ".get(" not in code or not self._assigns_temporaries():
+            return code, code
+        local = f"t{next(self._counter)}"
+        return f"({local} := {code})", local
 
     def _gives_set(self, node: ast.Expr, scope: dict[str, str]) -> bool:
         """Whether `node`'s code gives a set whenever it gives a value: `ids(...)` of the
