@@ -653,9 +653,9 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
     for value in values:
-        if value.__class__ is not str:
+        if value.__class__ is not str and value.__class__ is not int:
             break
-    else:  # the common case, texts only (IDs, roles): each is its own key
+    else:  # the common case, texts and integers only (IDs, roles, runs): each is its key
         if not index.unkeyed:
             return index.buckets.get(values, [])
     key = tuple(value if value.__class__ is str else _key(value) for value in values)
