@@ -673,10 +673,14 @@ def _callback(
 
     def reduce(children: list[Any]) -> Any:
         first, last = children[0], children[-1]
-        if first is None:  # an absent optional part (`[note]`...) starts no span
-            first = next(child for child in children if child is not None)
-        if last is None:
-            last = next(child for child in reversed(children) if child is not None)
+        position = 0
+        while first is None:  # an absent optional part (`[note]`...) starts no span
+            position += 1
+            first = children[position]
+        position = -1
+        while last is None:  # nor ends one (a loop: a generator costs more, one in 14)
+            position -= 1
+            last = children[position]
         # a token's position, or the span of what a rule made (no call: every reduction)
         if type(first) is Token:
             line, column = first.line or 0, first.column or 0
