@@ -23,6 +23,7 @@ from lark.lexer import PatternRE, TerminalDef
 from engine.syntax.lalr import (
     _alternative,
     _blank_prefix,
+    _Driver,
     _may_start_with,
     _NumberError,
     _parser,
@@ -136,6 +137,20 @@ def test_the_driver_lexes_inline() -> None:
     assert scanners is not None  # else every text would go to Lark's loop
     # and each state's scanner skips the blanks before a token in the token's own match
     assert all(scanner.pattern.startswith("([") for scanner in scanners.values())
+
+
+def test_a_state_is_made_ready_on_its_first_token() -> None:
+    parser = _parser()
+    driver = _Driver(parser.lark)  # a driver of its own: no state made ready yet
+    assert driver.ready == {}
+    parser.builder.path = "first.rules"
+    driver.parse('ruleset r version "1"\n')
+    ready = dict(driver.ready)
+    assert ready and len(ready) < len(driver.scanners or {})  # only the states met
+    state = next(iter(ready))
+    assert driver._ready(state)[0] is ready[state][0]  # a pattern compiled once is kept
+    with pytest.raises(_Refused):  # a state without a scanner is left to Lark's lexer
+        driver._ready(object())
 
 
 @pytest.mark.parametrize(
