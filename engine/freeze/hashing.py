@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.check import CheckedRuleset
-from engine.freeze.canonical import canonical_form, canonical_json
+from engine.freeze.canonical import canonical_form, canonical_json, canonical_tree_json
 from engine.gcpolicy import collector_paused
 from engine.order import strong_components
 from engine.syntax import ast
@@ -74,7 +74,7 @@ def declaration_hashes(checked: CheckedRuleset) -> dict[str, str]:
         attached = checked.infos[name].attached
         if attached:  # files a declaration depends on (a protocol's schemas), by content
             payload["files"] = attached
-        hashes[name] = sha256_hex(canonical_json(payload))
+        hashes[name] = sha256_hex(canonical_tree_json(payload))
     return {name: hashes[name] for name in declarations}
 
 
