@@ -194,6 +194,46 @@ def _cheaper_than_its_memo(body: ast.Expr, metrics: Collection[str]) -> bool:
     return True
 
 
+# From this many arms a chain of `x == "text"` tests is lowered to a look-up (`_switch`).
+_SWITCH_ARMS = 8
+_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _switch_arms(node: ast.Conditional) -> tuple[list[tuple[ast.Name, str, ast.Expr]], ast.Expr]:
+    """The arms of a chain `if x == "a" then A else if x == "b" then B ... else Z` from
+    its top, each (the name tested, the text, the branch), and what follows the last (Z,
+    or the rest of a longer chain). The chain stops at a test of another form or name,
+    or at a text already tested (that arm could never be taken)."""
+    arms: list[tuple[ast.Name, str, ast.Expr]] = []
+    current: ast.Expr = node
+    while isinstance(current, ast.Conditional):
+        test = current.condition
+        if not isinstance(test, ast.Binary) or test.op != "==":
+            break
+        name, text = test.left, test.right
+        if isinstance(name, ast.String):
+            name, text = text, name
+        if not isinstance(name, ast.Name) or not isinstance(text, ast.String):
+            break
+        if arms and (name.id != arms[0][0].id or text.value in {t for _, t, _ in arms}):
+            break
+        arms.append((name, text.value, current.then))
+        current = current.otherwise
+    return arms, current
+
+
+def _balanced(branches: list[str], low: int, high: int, place: str, first: str) -> str:
+    """The branch at `place` among `branches[low:high]`, by halving the range: `first`
+    (which sets `place`) is the test at the root, `place` the tests below it."""
+    if high - low == 1:
+        return branches[low]
+    middle = (low + high) // 2
+    test = f"{first} < {middle}"
+    below = _balanced(branches, low, middle, place, place)
+    above = _balanced(branches, middle, high, place, place)
+    return f"(({below}) if {test} else ({above}))"
+
+
 def memoised(decl: ast.MetricDecl, metrics: Collection[str]) -> bool:
     """Whether a metric keeps a table of its values (one value, without parameters): not
     when its body costs less than the table's key and look-up (`_cheaper_than_its_memo`)."""
@@ -851,6 +891,8 @@ class Compiler:
                 return f"{function}({self._e(node.operand, scope)})"
             case ast.Binary():
                 return self._binary(node, scope)
+            case ast.Conditional() if (chosen := self._switch(node, scope)) is not None:
+                return chosen
             case ast.Conditional():
                 condition = self._e(node.condition, scope)
                 if not _yields_bool(node.condition):
@@ -863,6 +905,31 @@ class Compiler:
                     "(" + joiner.join(f"({self._holds(op, scope)})" for op in node.operands) + ")"
                 )
         raise TypeError(f"unsupported expression {type(node).__name__}")  # pragma: no cover
+
+    def _switch(self, node: ast.Conditional, scope: dict[str, str]) -> str | None:
+        """`if x == "a" then A else if x == "b" then B ... else Z`, the same local `x`
+        against distinct texts in at least `_SWITCH_ARMS` arms: the text's place in a
+        table, then a balanced tree of integer tests (five for thirty-two arms), where the
+        chain tests a text per arm before the one that holds. Anything but a text takes
+        the last branch, as it fails every `==` of the chain. None when the chain is
+        shorter or cannot hold its place in a local (inside a comprehension)."""
+        if not self._assigns_temporaries():
+            return None
+        arms, rest = _switch_arms(node)
+        if len(arms) < _SWITCH_ARMS:
+            return None
+        subject = self._e(arms[0][0], scope)
+        if not _LOCAL.fullmatch(subject):
+            return None
+        if any(self._e(name, scope) != subject for name, _, _ in arms):
+            return None  # the same name, but another variable or a constant in some arm
+        branches = [self._e(then, scope) for _, _, then in arms] + [self._e(rest, scope)]
+        table = self._literal({text: place for place, (_, text, _) in enumerate(arms)})
+        place, none = f"t{next(self._counter)}", len(arms)
+        texts = f"{subject}.__class__ is str or isinstance({subject}, str)"  # `eq`'s texts
+        found = f"{table}.get({subject}, {none}) if {texts} else {none}"
+        first = f"({place} := ({found}))"
+        return _balanced(branches, 0, len(branches), place, first)
 
     def _comprehension_code(
         self, node: ast.Quantifier | ast.Aggregate | ast.Count | ast.Select, scope: dict[str, str]
