@@ -196,15 +196,17 @@ def _cheaper_than_its_memo(body: ast.Expr, metrics: Collection[str]) -> bool:
 
 # From this many arms a chain of `x == "text"` tests is lowered to a look-up (`_switch`).
 _SWITCH_ARMS = 8
-_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _switch_arms(node: ast.Conditional) -> tuple[list[tuple[ast.Name, str, ast.Expr]], ast.Expr]:
-    """The arms of a chain `if x == "a" then A else if x == "b" then B ... else Z` from
-    its top, each (the name tested, the text, the branch), and what follows the last (Z,
-    or the rest of a longer chain). The chain stops at a test of another form or name,
-    or at a text already tested (that arm could never be taken)."""
-    arms: list[tuple[ast.Name, str, ast.Expr]] = []
+def _switch_arms(
+    node: ast.Conditional,
+) -> tuple[ast.Name | None, dict[str, ast.Expr], ast.Expr]:
+    """The name a chain `if x == "a" then A else if x == "b" then B ... else Z` tests,
+    its arms from the top (each text to its branch, in order), and what follows the last
+    (Z, or the rest of a longer chain). The chain stops at a test of another form or
+    name, or at a text already tested (that arm could never be taken)."""
+    subject: ast.Name | None = None
+    arms: dict[str, ast.Expr] = {}
     current: ast.Expr = node
     while isinstance(current, ast.Conditional):
         test = current.condition
@@ -215,11 +217,12 @@ def _switch_arms(node: ast.Conditional) -> tuple[list[tuple[ast.Name, str, ast.E
             name, text = text, name
         if not isinstance(name, ast.Name) or not isinstance(text, ast.String):
             break
-        if arms and (name.id != arms[0][0].id or text.value in {t for _, t, _ in arms}):
+        if subject is not None and (name.id != subject.id or text.value in arms):
             break
-        arms.append((name, text.value, current.then))
+        subject = name
+        arms[text.value] = current.then
         current = current.otherwise
-    return arms, current
+    return subject, arms, current
 
 
 def _balanced(branches: list[str], low: int, high: int, place: str, first: str) -> str:
@@ -915,16 +918,14 @@ class Compiler:
         shorter or cannot hold its place in a local (inside a comprehension)."""
         if not self._assigns_temporaries():
             return None
-        arms, rest = _switch_arms(node)
-        if len(arms) < _SWITCH_ARMS:
+        name, arms, rest = _switch_arms(node)
+        if name is None or len(arms) < _SWITCH_ARMS:
             return None
-        subject = self._e(arms[0][0], scope)
-        if not _LOCAL.fullmatch(subject):
+        subject = self._e(name, scope)  # one name in one scope: every arm's code
+        if not subject.isidentifier():  # a local or a constant, not a call
             return None
-        if any(self._e(name, scope) != subject for name, _, _ in arms):
-            return None  # the same name, but another variable or a constant in some arm
-        branches = [self._e(then, scope) for _, _, then in arms] + [self._e(rest, scope)]
-        table = self._literal({text: place for place, (_, text, _) in enumerate(arms)})
+        branches = [self._e(then, scope) for then in arms.values()] + [self._e(rest, scope)]
+        table = self._literal({text: place for place, text in enumerate(arms)})
         place, none = f"t{next(self._counter)}", len(arms)
         texts = f"{subject}.__class__ is str or isinstance({subject}, str)"  # `eq`'s texts
         found = f"{table}.get({subject}, {none}) if {texts} else {none}"
