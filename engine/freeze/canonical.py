@@ -144,10 +144,15 @@ def _node_form(kind: type) -> Callable[[Any], Any]:
     return form
 
 
+# What makes JSON canonical here: sorted keys, no blanks, UTF-8 text, finite numbers.
+_CANONICAL: dict[str, Any] = {
+    "sort_keys": True,
+    "separators": (",", ":"),
+    "ensure_ascii": False,
+    "allow_nan": False,
+}
 # One encoder for every call: `json.dumps` with options builds a new one each time.
-_ENCODER = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+_ENCODER = json.JSONEncoder(**_CANONICAL)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -157,9 +162,7 @@ def canonical_json(value: Any) -> bytes:
 
 # The same encoder without its guard against cycles, which registers every list and map
 # it enters: a tenth of encoding the forms of a rule file's declarations.
-_TREE_ENCODER = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, check_circular=False
-)
+_TREE_ENCODER = json.JSONEncoder(**_CANONICAL, check_circular=False)
 
 
 def canonical_tree_json(value: Any) -> bytes:
