@@ -121,7 +121,7 @@ def open_input(path: Path) -> BinaryIO:
         raise
 
 
-def _open_regular(path: Path) -> tuple[int, int]:
+def _open_regular(path: Path | str) -> tuple[int, int]:
     """A descriptor of `path` opened with `O_NONBLOCK` and the file's size, once a stat
     before and a stat of the open file both found a regular file within the size limit
     (see `open_input`)."""
@@ -149,7 +149,7 @@ def _open_regular(path: Path) -> tuple[int, int]:
     return handle, opened.st_size
 
 
-def read_input(path: Path) -> bytes:
+def read_input(path: Path | str) -> bytes:
     """The bytes of one input file, read within the limits above (see `open_input`); the
     one way every reader of rule files and data reads a file. Never more than
     `MAX_FILE_BYTES` are read, even from a file that grows meanwhile.
@@ -165,7 +165,7 @@ def read_input(path: Path) -> bytes:
     return raw
 
 
-def read_again(path: Path, sha256: str) -> bytes | None:
+def read_again(path: Path | str, sha256: str) -> bytes | None:
     """The bytes of an input file read before, read again (as `read_input`) to locate
     something in them; None when the file cannot be read or its bytes are no longer
     those whose sha256 was taken. Not recorded as an input: what was judged is what was
@@ -177,7 +177,7 @@ def read_again(path: Path, sha256: str) -> bytes | None:
     return raw if hashlib.sha256(raw).hexdigest() == sha256 else None
 
 
-def _read_within_limits(path: Path) -> bytes:
+def _read_within_limits(path: Path | str) -> bytes:
     # Read through the descriptor, not a stream: a campaign reads thousands of small
     # files, and a buffered stream's set-up costs as much as the read.
     handle, size = _open_regular(path)
@@ -236,7 +236,7 @@ def recording_reads() -> Iterator[dict[str, str]]:
         _READ_LOG.reset(token)
 
 
-def _check_regular(path: Path, mode: int) -> None:
+def _check_regular(path: Path | str, mode: int) -> None:
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
@@ -258,7 +258,7 @@ def _check_regular(path: Path, mode: int) -> None:
     )
 
 
-def _check_size(path: Path, size: int) -> None:
+def _check_size(path: Path | str, size: int) -> None:
     if size > MAX_FILE_BYTES:
         raise _refused(
             "INPUT_TOO_LARGE",

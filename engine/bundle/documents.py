@@ -365,7 +365,7 @@ def _usage(code: str, message: str, file: str) -> RulecheckError:
 
 def load_document(
     name: str,
-    path: Path,
+    path: Path | str,
     kind: str,
     raw: bytes | None = None,
     texts: dict[str, str] | None = None,

@@ -51,16 +51,20 @@ class BundleFiles:
 
     def path(self, relative: str) -> Path | None:
         """A regular file inside the bundle; None when it is absent or would leave it."""
+        found = self.path_text(relative)
+        return None if found is None else Path(found)
+
+    def path_text(self, relative: str) -> str | None:
+        """`path(relative)` as text, as it is kept: a Path object is several times the
+        size, for every file, and a check reads a few files of each session by it."""
         if self.root is None:
             return None
         if relative not in self._paths:
             if not self._real_root:  # the bundle folder resolved once per evaluation
                 self._real_root.append(paths.real_root(self.root))
             path = paths.regular_file(self.root, relative, self._real_root[0])
-            # kept as text: a Path object is several times the size, for every file
             self._paths[relative] = None if path is None else str(path)
-        found = self._paths[relative]
-        return None if found is None else Path(found)
+        return self._paths[relative]
 
     def read(self, relative: str) -> bytes | None:
         """The bytes of a file inside the bundle, read within the input limits; None when
@@ -72,7 +76,7 @@ class BundleFiles:
         """
         if relative in self._read:
             return self._read[relative]
-        path = self.path(relative)
+        path = self.path_text(relative)
         try:
             raw = None if path is None else read_input(path)
         except RulecheckError:
@@ -138,7 +142,7 @@ def _digest(raw: bytes | None) -> tuple[str, int] | None:
     return None if raw is None else (hashlib.sha256(raw).hexdigest(), len(raw))
 
 
-def _changed(relative: str, path: Path | None) -> RulecheckError:
+def _changed(relative: str, path: str | None) -> RulecheckError:
     """A file read again (its bytes were no longer kept) that is not what it was: what
     one rule judged and another would read differ, so nothing is judged."""
     message = (

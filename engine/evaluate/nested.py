@@ -69,7 +69,7 @@ class FilesCheck:
 _NOT_CHECKED = FilesCheck(False)
 
 
-def files_missing(decl: ast.ProtocolDecl, files: Mapping[str, Path]) -> list[str]:
+def files_missing(decl: ast.ProtocolDecl, files: Mapping[str, object]) -> list[str]:
     """The documents of protocol `decl` read from a file that is required and not given."""
     return [
         clause.name.text
@@ -129,13 +129,13 @@ class NestedChecker:
         self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]
     ) -> FilesCheck:
         decl = self.protocol(protocol)
-        found: dict[str, Path] = {}
-        read: dict[Path, str] = {}  # each file's name in the bundle, to read it through files
+        found: dict[str, str] = {}  # each document's file, as text (see `path_text`)
+        read: dict[str, str] = {}  # each file's name in the bundle, to read it through files
         for clause in (c for c in decl.documents if c.from_file):
             relative = files.get(clause.name.text)
             if self.root is None:
                 raise ValueError("`check(...)` reads the files of a bundle: there is none")
-            if not isinstance(relative, str) or (path := self._files.path(relative)) is None:
+            if not isinstance(relative, str) or (path := self._files.path_text(relative)) is None:
                 if not clause.optional:
                     return _NOT_CHECKED
                 continue
@@ -152,15 +152,15 @@ class NestedChecker:
     def check_files(
         self,
         decl: ast.ProtocolDecl,
-        files: Mapping[str, Path],
+        files: Mapping[str, Path | str],
         given: Mapping[str, Any],
         root: Path | None,
-        in_bundle: Mapping[Path, str] | None = None,
+        in_bundle: Mapping[str, str] | None = None,
     ) -> FilesCheck:
         """Every finding of protocol `decl` over the files of its documents and the values
         of its `given` ones, file builtins reading the folder `root`; a required document
         without a file is not checked. A file `in_bundle` names is read through the
-        bundle's `files` (once for every rule that reads it).
+        bundle's `files` (once for every rule that reads it), by the file's path as text.
 
         Raises:
             ValueError: a required `given` document has no value.
@@ -188,7 +188,8 @@ class NestedChecker:
             if name not in files:
                 continue  # optional (files_missing said so)
             path = files[name]
-            document, found = self._document(clause, path, (in_bundle or {}).get(path))
+            relative = None if in_bundle is None else in_bundle.get(str(path))
+            document, found = self._document(clause, path, relative)
             problems += found
             if document is None:
                 unparsed = True
@@ -268,7 +269,7 @@ class NestedChecker:
         return self._proofs[name]
 
     def _document(
-        self, clause: ast.DocumentClause, path: Path, relative: str | None
+        self, clause: ast.DocumentClause, path: Path | str, relative: str | None
     ) -> tuple[Document | None, list[Diagnostic]]:
         """A document and its schema problems (or None and why it could not be read).
 
@@ -284,7 +285,7 @@ class NestedChecker:
         return self._read[key]
 
     def _load(
-        self, clause: ast.DocumentClause, path: Path, relative: str | None
+        self, clause: ast.DocumentClause, path: Path | str, relative: str | None
     ) -> tuple[Document | None, list[Diagnostic]]:
         """A document and its schema problems. A file of the bundle loaded a moment ago
         as another document (a triplet's common draft is its first session's answer) is
