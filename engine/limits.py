@@ -198,7 +198,9 @@ _READ_BLOCK = 1 << 16
 def _read_all(handle: int, expected: int) -> bytes:
     """Everything a descriptor gives until its end, never more than `MAX_FILE_BYTES + 1`
     bytes. No read asks for the limit: a read allocates what it asks for, so the first
-    asks for the size fstat gave plus one (to see growth) and the next ones for a block."""
+    asks for the size fstat gave plus one (to see growth) and the next ones for a block.
+    A first read that gives exactly the size fstat gave, and not the byte more it asked
+    for, found the end: no read is made to be told so (one system call per file)."""
     chunks: list[bytes] = []
     total = 0
     wanted = min(expected, MAX_FILE_BYTES) + 1
@@ -208,6 +210,8 @@ def _read_all(handle: int, expected: int) -> bytes:
             break
         chunks.append(chunk)
         total += len(chunk)
+        if total == expected < wanted:  # a short read of a regular file is its end
+            break
         wanted = min(_READ_BLOCK, MAX_FILE_BYTES + 1 - total)  # the end, or it grew since
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 

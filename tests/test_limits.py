@@ -59,6 +59,32 @@ def test_a_file_that_grew_after_its_stat_is_read_on_but_never_past_the_limit(
         os.close(handle)
 
 
+def test_a_file_read_whole_by_its_first_read_takes_no_second_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import limits
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"x" * 5000)
+    asked: list[int] = []
+    real_read = os.read
+
+    def counted(handle: int, count: int) -> bytes:
+        asked.append(count)
+        return real_read(handle, count)
+
+    monkeypatch.setattr(limits.os, "read", counted)
+    assert read_input(path) == b"x" * 5000
+    assert asked == [5001]  # the byte more than fstat's size was not there: the end
+    handle = os.open(path, os.O_RDONLY)
+    try:  # fstat said 4000 bytes: 4001 came, so the file grew and is read on
+        asked.clear()
+        assert limits._read_all(handle, 4000) == b"x" * 5000
+        assert len(asked) == 3 and asked[0] == 4001
+    finally:
+        os.close(handle)
+
+
 def test_what_is_not_a_regular_file_is_refused_before_reading(tmp_path: Path) -> None:
     assert _code(tmp_path / "missing.json") == "FILE_UNREADABLE"
     assert _code(tmp_path) == "FILE_UNREADABLE"
