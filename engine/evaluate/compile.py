@@ -59,7 +59,7 @@ _RUNTIME_NAMES = (
     "coll attr attr_id eq member lt le gt ge add sub mul div neg not_ median lower_quartile "
     "upper_quartile mean minimum maximum "
     "total node_ids union of_kind having next_by id_count gate bound truth navigate items failure "
-    "remember set_of condition"
+    "remember set_of condition data_sha256"
 )
 _RUNTIME = {
     f"_{name}": getattr(runtime, name)
@@ -72,6 +72,11 @@ _AGGREGATES = {"median": "_median", "mean": "_mean", "min": "_minimum", "max": "
 _AGGREGATES["sum"] = "_total"
 _AGGREGATES["lower_quartile"] = "_lower_quartile"
 _AGGREGATES["upper_quartile"] = "_upper_quartile"
+# Builtins whose value is always JSON data as parsed, or null (see `_gives_data`): a file's
+# parsed JSON, and texts.
+_GIVES_DATA = frozenset(
+    {"json_at", "concat", "head", "seeded_key", "json_sha256", "text_sha256", "json_text"}
+)
 # A builtin with a run-time function compiles to a plain call of it.
 _SIMPLE_BUILTINS = {b.name: f"_{b.runtime}" for b in BUILTINS if b.runtime is not None}
 # The common case of a builtin's one argument, computed inline as its runtime function
@@ -986,6 +991,13 @@ class Compiler:
         if node.func in REPLAY_ARITY and node.func not in self.symbols.metrics:
             return self._replay(node, scope)
         args = [self._e(arg, scope) for arg in node.args]
+        if (
+            node.func == "json_sha256"
+            and node.func not in self.symbols.metrics
+            and self._lowers
+            and self._gives_data(node.args[0])
+        ):
+            return f"_data_sha256({args[0]})"
         if node.func in self.symbols.metrics:
             if not args:
                 return self._graph_value(f"{self._metric(node.func)}(ctx)")
@@ -1160,6 +1172,27 @@ class Compiler:
             return code, code
         local = f"t{next(self._counter)}"
         return f"({local} := {code})", local
+
+    def _gives_data(self, node: ast.Expr) -> bool:
+        """Whether `node`'s value is always JSON data as a JSON file parses (or null): a
+        text, boolean or null literal, a whole number, `json_at(...)`, a builtin that gives
+        text, a map literal or a choice of such, or a metric whose body is one (whatever
+        its arguments). `json_data` gives such a value back, or a copy with the same leaves.
+        (The checker refuses cyclic metrics, so the walk ends.)"""
+        match node:
+            case ast.String() | ast.Bool() | ast.Null():
+                return True
+            case ast.Number():
+                return _exact(to_base(node.value, node.unit)[0]).__class__ is int
+            case ast.MapLiteral():
+                return all(self._gives_data(value) for _, value in node.entries)
+            case ast.Conditional():
+                return self._gives_data(node.then) and self._gives_data(node.otherwise)
+            case ast.Call() if node.func in self.symbols.metrics:
+                return self._gives_data(self.symbols.metrics[node.func].body)
+            case ast.Call():
+                return node.func in _GIVES_DATA
+        return False
 
     def _gives_set(self, node: ast.Expr, scope: dict[str, str]) -> bool:
         """Whether `node`'s code gives a set whenever it gives a value: `ids(...)` of the

@@ -984,10 +984,22 @@ def json_at(ctx: Context, relative: Any, pointer: Any) -> Any:
 
 def json_sha256(value: Any) -> str:
     """The sha256 of a value's canonical JSON followed by a newline."""
+    try:
+        data = json_data(value)
+    except (TypeError, ValueError) as error:
+        raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
+    return data_sha256(data)
+
+
+def data_sha256(value: Any) -> str:
+    """`json_sha256` of a value the compiler knows to be JSON data as parsed (a part of a
+    JSON file, a text, a whole number, a map of such): `json_data` would give it back, or
+    a copy with the same leaves, so it is encoded as it is, without the walk that says
+    so (a campaign's blinded view hashes each answer's final object)."""
     from engine.freeze.canonical import canonical_json
 
     try:
-        raw = canonical_json(json_data(value))
+        raw = canonical_json(value)
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
