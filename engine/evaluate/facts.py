@@ -8,18 +8,16 @@ what the loader kept, never written into the user's records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from engine.bundle import paths
 from engine.bundle.documents import RecordLines
 from engine.bundle.strictjson import loads_strict, loads_verified
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.limits import read_input
-
-T = TypeVar("T")
 
 _FILES_KEPT = 64
 # Bytes kept at most, over the files kept: a rule hashing a sealed 9 MB JSON Lines file
@@ -204,28 +202,13 @@ class Facts:
         found = self._files.sha256_and_size(relative)
         return None if found is None else found[1]
 
-    def member(self, document: str, pointer: str) -> str | None:
-        """The sha256 of the file of document `document` that holds `pointer` (`/N...`)."""
-        return _entry_at(self.members.get(document), pointer)
+    def member(self, document: str, index: int) -> str | None:
+        """The sha256 of file `index` of document `document` (see `Graph.entry`)."""
+        files = self.members.get(document)
+        return None if files is None or index >= len(files) else files[index]
 
-    def record(self, document: str, pointer: str) -> tuple[RecordLines, int] | None:
-        """The records of JSON Lines document `document` and the index of the one that
-        holds `pointer` (`/N...`); None when it holds no such record."""
+    def record(self, document: str, index: int) -> tuple[RecordLines, int] | None:
+        """The records of JSON Lines document `document` and `index`, when it holds a
+        record `index` (see `Graph.entry`)."""
         lines = self.records.get(document)
-        index = _index_at(lines, pointer)
-        return None if lines is None or index is None else (lines, index)
-
-
-def _entry_at(entries: Sequence[T] | None, pointer: str) -> T | None:
-    """The entry of a document's list (its files) that holds `pointer` (see `_index_at`)."""
-    index = _index_at(entries, pointer)
-    return None if entries is None or index is None else entries[index]
-
-
-def _index_at(entries: Sequence[Any] | None, pointer: str) -> int | None:
-    """The index of the entry of a document's list (its files, its records) that holds
-    `pointer`: the one its first reference token `/N` indexes; None when there is none."""
-    head = pointer.split("/")[1] if pointer.count("/") else ""
-    if entries is None or not head.isdigit() or int(head) >= len(entries):
-        return None
-    return int(head)
+        return None if lines is None or index >= len(lines) else (lines, index)

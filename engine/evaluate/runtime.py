@@ -912,8 +912,8 @@ def lock_ruleset_hash(ctx: Context, relative: Any) -> str | None:
 def _record(ctx: Context, node: Any, what: str) -> tuple[RecordLines, int]:
     if node.__class__ is not tuple:
         raise EvaluationError(f"`{what}` needs a node, found {_shown(node)}")
-    place = ctx.graph.place(node)
-    found = None if place is None else ctx.facts.record(*place)
+    entry = ctx.graph.entry(node)
+    found = None if entry is None else ctx.facts.record(*entry)
     if found is None:
         raise EvaluationError(f"`{what}`: the node was not read from a JSON Lines record")
     return found
@@ -929,8 +929,8 @@ def member_sha256(ctx: Context, node: Any) -> str:
     """The sha256 of the file of a many-file document that a node was read from."""
     if node.__class__ is not tuple:
         raise EvaluationError(f"`member_sha256` needs a node, found {_shown(node)}")
-    place = ctx.graph.place(node)
-    found = None if place is None else ctx.facts.member(*place)
+    entry = ctx.graph.entry(node)
+    found = None if entry is None else ctx.facts.member(*entry)
     if found is None:
         raise EvaluationError(
             "`member_sha256`: the node was not read from a document of many files"

@@ -509,6 +509,24 @@ class Graph:
         run, offset = found
         return run.document, run.pointer(offset)
 
+    def entry(self, node: NodeKey) -> tuple[str, int] | None:
+        """The document a node was read from and the index of the entry of its list (a
+        record of JSON Lines, a file of a many-file document) that holds it: the first
+        reference token of `place(node)`'s pointer, read without writing the pointer (a
+        campaign asks for every rating's record). None when that token is no index."""
+        found = self.run_of(node)
+        if found is None:
+            return None
+        run, offset = found
+        head = run.head
+        if head:
+            first = head.split("/", 2)[1]
+        elif run.records.__class__ is list:
+            return run.document, offset
+        else:
+            return None
+        return (run.document, int(first)) if first.isdigit() else None
+
     def record(self, node: NodeKey) -> dict[str, Any] | None:
         """The whole record a node was read from (its members no rule reads included)."""
         found = self.run_of(node)
