@@ -653,11 +653,11 @@ def having(ctx: Context, kind: str, names: tuple[str, ...], values: tuple[Any, .
     if index is None:
         index = ctx.indexes[kind, names] = key_index(ctx.graph, kind, names)
     for value in values:
-        if value.__class__ is not str and value.__class__ is not int:
+        if value.__class__ is not str and value.__class__ is not int and value is not None:
             break
-    else:  # the common case, texts and integers only (IDs, roles, runs): each is its key
+    else:  # the common case, texts, integers and nulls (IDs, roles, runs): each its own key
         if not index.unkeyed:
-            return index.buckets.get(values, [])
+            return index.buckets.get(values, NO_NODES)
     key = tuple(value if value.__class__ is str else _key(value) for value in values)
     if _UNKEYED in key:  # a value with no key: every node is compared with `eq`
         matches = _matcher(ctx, names, values)
