@@ -856,6 +856,11 @@ class Compiler:
                 target = self._e(node.target, scope)
                 if self._is_node_local(target):
                     return f"G.id_of({target})"
+                if target in scope.values():  # a plain local: `attr_id`'s node case inlined
+                    return (
+                        f"(G.id_of({target}) if {target}.__class__ is tuple "
+                        f"else _attr_id(G, {target}))"
+                    )
                 return f"_attr_id(G, {target})"
             case ast.Attribute():
                 target = self._e(node.target, scope)
