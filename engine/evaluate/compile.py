@@ -782,7 +782,14 @@ class Compiler:
         return code if self._gives_collection(node, scope) else f"_coll({code})"
 
     def _gives_collection(self, node: ast.Expr, scope: dict[str, str]) -> bool:
-        """Whether `node`'s code always gives a list to iterate (no `_coll` check needed)."""
+        """Whether `node`'s code always gives a list to iterate (no `_coll` check needed):
+        a navigation, a whole kind, a builtin that gives a list of nodes, or a metric whose
+        body is one of these (whatever its arguments, its parameters shadowing kinds; the
+        checker refuses cyclic metrics, so the walk ends)."""
+        if isinstance(node, ast.Call) and node.func in self.symbols.metrics:
+            metric = self.symbols.metrics[node.func]
+            params = {param.name.text: param.name.text for param in metric.params}
+            return self._gives_collection(metric.body, params)
         return (
             isinstance(node, ast.Navigate)
             or (
