@@ -405,7 +405,7 @@ class Compiler:
         lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
         try:
             function: RuleRun = self._generated_rule(
-                name, lines, [_Rule(bindings, None)], "    return n"
+                name, lines, [_Rule(bindings, None)], "    return n", "return 0"
             )
         finally:
             self._free = frozenset()
@@ -436,16 +436,23 @@ class Compiler:
             for decl, slot in zip(decls, slots, strict=True)
         ]
         done = f"    return ({''.join(s.n + ', ' for s in slots)})"
-        function: GroupRun = self._generated_rule(name, lines, rules, done)
+        function: GroupRun = self._generated_rule(
+            name, lines, rules, done, f"return ({'0, ' * count})"
+        )
         return function
 
-    def _generated_rule(self, name: str, head: list[str], rules: list[_Rule], done: str) -> Any:
-        """The function of `rules` (one, or several sharing their first clause), defined."""
+    def _generated_rule(
+        self, name: str, head: list[str], rules: list[_Rule], done: str, unbound: str
+    ) -> Any:
+        """The function of `rules` (one, or several sharing their first clause), defined.
+        `unbound` is what it returns when its first clause binds nothing."""
 
         def generate() -> Any:
             with self._function_scope():
                 lines = [*head, *self._rule_lines(rules), done]
-                lines[1] = f"    {self._preamble(chr(10).join(lines))}"
+                first = self._first_kind_local(rules)
+                empty = None if first is None else (first, unbound)
+                lines[1] = f"    {self._preamble(chr(10).join(lines), empty)}"
                 return self._define(name, "\n".join(lines) + "\n")
 
         try:
@@ -713,17 +720,38 @@ class Compiler:
             del self._hoisted[depth:]
             self._comprehensions = comprehensions
 
-    def _preamble(self, body: str) -> str:
+    def _preamble(self, body: str, empty: tuple[str, str] | None = None) -> str:
         """The first line of a generated function: the graph's tables as locals, then the
         look-ups hoisted out of its `body` that it uses (code generated only to be
-        compared, or replaced, is not computed)."""
+        compared, or replaced, is not computed). With `empty` (the local of the kind the
+        first clause ranges over, and what to return when it has no node), that kind is
+        read first and the other look-ups only when it has nodes: a rule over a kind an
+        input lacks (an answer without a reconciliation) makes no edges or indexes."""
         table = self._hoisted[-1]
         used = set(re.findall(r"\bH[0-9]+\b", body))
-        return _PREAMBLE + "".join(
-            f"; {local} = {'_missing' if lazy else code}"
+        hoisted = [
+            (local, "_missing" if lazy else code)
             for code, (local, lazy) in table.items()
             if local in used
-        )
+        ]
+        if empty is None:
+            return _PREAMBLE + "".join(f"; {local} = {code}" for local, code in hoisted)
+        first, unbound = empty
+        rest = "; ".join(f"{local} = {code}" for local, code in hoisted if local != first)
+        code = next(code for local, code in hoisted if local == first)
+        guard = f"{_PREAMBLE}; {first} = {code}\n    if not {first}:\n        {unbound}"
+        return guard + (f"\n    {rest}" if rest else "")
+
+    def _first_kind_local(self, rules: list[_Rule]) -> str | None:
+        """The hoisted local of the whole kind the first clause of `rules` ranges over, if
+        it does (see `_preamble`)."""
+        bindings = rules[0].bindings
+        if not bindings or not self._is_kind(bindings[0].source, {}):
+            return None
+        source = bindings[0].source
+        assert isinstance(source, ast.Name)
+        found = self._hoisted[-1].get(f"K.get({source.id!r}, _NO_NODES)")
+        return None if found is None or found[1] else found[0]
 
     def _literal(self, value: Any) -> str:
         name = f"L{next(self._counter)}"
