@@ -36,9 +36,12 @@ def _inside(
         return None
     if "\0" in relative:
         return None
-    if strict_segments and any(part in ("", ".") for part in relative.split("/")):
+    segments = relative.split("/")
+    if strict_segments and any(part in ("", ".") for part in segments):
         return None
-    parts = PurePosixPath(relative).parts
+    # Without an empty or `.` segment the segments are the path's parts, as PurePosixPath
+    # would make them at several times the cost (a campaign resolves every answer's path).
+    parts = tuple(segments) if strict_segments else PurePosixPath(relative).parts
     if not parts or ".." in parts:
         return None
     if real is None:
