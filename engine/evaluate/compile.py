@@ -729,17 +729,16 @@ class Compiler:
         input lacks (an answer without a reconciliation) makes no edges or indexes."""
         table = self._hoisted[-1]
         used = set(re.findall(r"\bH[0-9]+\b", body))
-        hoisted = [
-            (local, "_missing" if lazy else code)
+        hoisted = {
+            local: "_missing" if lazy else code
             for code, (local, lazy) in table.items()
             if local in used
-        ]
-        if empty is None:
-            return _PREAMBLE + "".join(f"; {local} = {code}" for local, code in hoisted)
+        }
+        if empty is None or empty[0] not in hoisted:
+            return _PREAMBLE + "".join(f"; {local} = {code}" for local, code in hoisted.items())
         first, unbound = empty
-        rest = "; ".join(f"{local} = {code}" for local, code in hoisted if local != first)
-        code = next(code for local, code in hoisted if local == first)
-        guard = f"{_PREAMBLE}; {first} = {code}\n    if not {first}:\n        {unbound}"
+        rest = "; ".join(f"{local} = {code}" for local, code in hoisted.items() if local != first)
+        guard = f"{_PREAMBLE}; {first} = {hoisted[first]}\n    if not {first}:\n        {unbound}"
         return guard + (f"\n    {rest}" if rest else "")
 
     def _first_kind_local(self, rules: list[_Rule]) -> str | None:
