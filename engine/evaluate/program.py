@@ -271,13 +271,19 @@ class Program:
         assert isinstance(step, CompiledTable)
         return step
 
-    def graph_reading(self, name: str, rule: str) -> GraphSpec:
-        """The kinds of graph `name` that rule `rule` reads, directly or through what it
-        uses (for a table that must run before the whole graph can be built)."""
-        checked = self.ruleset.checked
-        _rules, kinds = reads(rule, checked.symbols, checked.infos)
+    def graph_reading(self, name: str, *rules: str) -> GraphSpec:
+        """The kinds of graph `name` that the rules `rules` read, directly or through what
+        they use (for tables that must run before the whole graph can be built)."""
         spec = self.graph(name)
+        kinds = self.kinds_read(*rules)
         return GraphSpec(spec.name, tuple(k for k in spec.kinds if k.name in kinds))
+
+    def kinds_read(self, *rules: str) -> frozenset[str]:
+        """The kinds the rules `rules` read, directly or through what they use."""
+        checked = self.ruleset.checked
+        return frozenset(
+            kind for rule in rules for kind in reads(rule, checked.symbols, checked.infos)[1]
+        )
 
     def graph(self, name: str) -> GraphSpec:
         """The node kinds of graph `name` (computed once)."""

@@ -8,7 +8,7 @@ the verdict decision and the report tables.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from engine.bundle.protocol_bundle import (
 )
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
+from engine.evaluate.compile import Context
 from engine.evaluate.facts import BundleFiles
 from engine.evaluate.gates import CellError, TableResult, run_table
 from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
@@ -201,11 +202,12 @@ def _evaluate_protocol(
     files = BundleFiles(root)  # read once for every rule and every nested check
     nested = NestedChecker(program, root, files=files).check
     done: dict[str, TableResult] = {}
-    for clause in protocol.documents:
-        if clause.table is not None:
-            document, table = derive_document(
-                program, graph_name, documents, clause, (root, nested, files)
-            )
+    for run in derivation_runs(program, graph_name, protocol.documents):
+        tables_run = [clause.table.text for clause in run if clause.table is not None]
+        spec = program.graph_reading(graph_name, *tables_run)
+        ctx = documents_context(spec, program, documents, root, nested, files)
+        for clause in run:
+            document, table = derive_document(program, ctx, clause)
             documents[clause.name.text] = document
             done[table.name] = table
     bundle = dataclasses.replace(bundle, documents=documents)
@@ -227,26 +229,43 @@ def _refuse_given(protocol: ast.ProtocolDecl) -> None:
         raise RulecheckError([Diagnostic("USAGE_PROTOCOL", message)], ExitCode.USAGE)
 
 
+def derivation_runs(
+    program: Program, graph: str, clauses: Iterable[ast.DocumentClause]
+) -> list[tuple[ast.DocumentClause, ...]]:
+    """The derived documents (`document NAME from table T`) in their order, cut into runs
+    whose tables are computed on one graph, built once from the documents before the run:
+    a run ends before a table that reads a kind whose records come from a document the
+    run derives, which that table must see. Tables that read nothing of each other share
+    their graph and what their metrics computed on it (a campaign's raters' view asks for
+    each answer's check again, and its packet and draft)."""
+    fed_by = {kind.name: {r.document for r in kind.records} for kind in program.graph(graph).kinds}
+    runs: list[tuple[ast.DocumentClause, ...]] = []
+    run: list[ast.DocumentClause] = []
+    for clause in clauses:
+        if clause.table is None:
+            continue
+        derived = {c.name.text for c in run}
+        if any(fed_by.get(kind, set()) & derived for kind in program.kinds_read(clause.table.text)):
+            runs.append(tuple(run))
+            run = []
+        run.append(clause)
+    return [*runs, tuple(run)] if run else runs
+
+
 def derive_document(
-    program: Program,
-    graph: str,
-    documents: dict[str, Document],
-    clause: ast.DocumentClause,
-    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any], BundleFiles],
+    program: Program, ctx: Context, clause: ast.DocumentClause
 ) -> tuple[Document, TableResult]:
-    """`document NAME from table T`: T evaluated on the graph of the kinds it reads, built
-    from the documents so far (the checker makes sure it reads nothing else); each row
-    becomes a record whose members are the columns, as JSON values (a node as its id).
-    Returns the document and the table's result (the report shows it as computed).
+    """`document NAME from table T`: T evaluated on `ctx`, the graph of the kinds it reads
+    (and those the other tables of its run read: see `derivation_runs`), built from the
+    documents so far (the checker makes sure it reads nothing else); each row becomes a
+    record whose members are the columns, as JSON values (a node as its id). Returns the
+    document and the table's result (the report shows it as computed).
 
     Raises:
-        RulecheckError: exit 1 when the documents so far do not hold what the kinds
-            declare, or a cell of the table cannot be evaluated (the record would be wrong).
+        RulecheckError: exit 1 when a cell of the table cannot be evaluated (the record
+            would be wrong).
     """
     assert clause.table is not None
-    ctx = documents_context(
-        program.graph_reading(graph, clause.table.text), program, documents, *where
-    )
     table = run_table(program.table(clause.table.text), ctx)
     records, missing = table_records(table, ctx.graph)
     problems = [
