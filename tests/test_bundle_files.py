@@ -100,20 +100,38 @@ def test_files_are_let_go_first_read_first_once_their_bytes_pass_the_budget(
     assert [d.code for d in raised.value.diagnostics] == ["INPUT_CHANGED"]
 
 
+def _parse_others(files: BundleFiles) -> None:
+    for index in range(_OTHERS):
+        files.json(f"other{index}.json")
+
+
+def test_a_file_a_nested_check_parsed_is_its_value_while_kept(tmp_path: Path) -> None:
+    files = _bundle(tmp_path)
+    raw = files.read("answer.json")
+    assert raw is not None
+    value = {"final": 1}
+    files.parsed_strictly("answer.json", value)  # what a nested check says once its load passed
+    assert files.json("answer.json") is value  # not read, nor parsed, again
+    (tmp_path / "answer.json").write_bytes(b'{"final": 2}\n')
+    assert files.json("answer.json") is value  # the bytes the nested check judged
+
+
 def test_a_file_a_nested_check_parsed_loads_again_the_same(tmp_path: Path) -> None:
     files = _bundle(tmp_path)
     raw = files.read("answer.json")
     assert raw is not None
-    files.parsed_strictly("answer.json")  # what a nested check says once its load passed
+    files.parsed_strictly("answer.json", {"final": 1})
     _read_others(files)
+    _parse_others(files)  # the value let go too: read and parsed again
     assert files.json("answer.json") == {"final": 1}
 
 
 def test_a_file_a_nested_check_parsed_then_changed_is_refused(tmp_path: Path) -> None:
     files = _bundle(tmp_path)
     files.read("answer.json")
-    files.parsed_strictly("answer.json")
+    files.parsed_strictly("answer.json", {"final": 1})
     _read_others(files)
+    _parse_others(files)
     (tmp_path / "answer.json").write_bytes(b'{"final": 1, "final": 2}\n')
     with pytest.raises(RulecheckError) as raised:
         files.json("answer.json")
@@ -123,5 +141,5 @@ def test_a_file_a_nested_check_parsed_then_changed_is_refused(tmp_path: Path) ->
 def test_a_file_never_read_is_parsed_strictly_whatever_was_said(tmp_path: Path) -> None:
     files = _bundle(tmp_path)
     (tmp_path / "twice.json").write_bytes(b'{"final": 1, "final": 2}\n')
-    files.parsed_strictly("twice.json")  # not read through this bundle: nothing to trust
+    files.parsed_strictly("twice.json", {"final": 2})  # not read through this bundle: not kept
     assert files.json("twice.json") is None

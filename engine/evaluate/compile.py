@@ -25,7 +25,7 @@ from engine.check.replay import REPLAY_ARITY
 from engine.codecache import compiled
 from engine.evaluate import replay, runtime
 from engine.evaluate.runtime import Context, EvaluationError
-from engine.graph.build import Graph
+from engine.graph.build import Graph, NodeKey
 from engine.syntax import ast
 from engine.textlines import line_count
 from engine.units import to_base
@@ -34,6 +34,10 @@ Env = dict[str, Any]
 Compiled = Callable[[Context, Env], Any]
 Failures = list[tuple[Env, str]]
 RuleRun = Callable[[Context, Env, Callable[[Env], None] | None, list[Env], Failures], int]
+# A rule's bindings run a node at a time: the nodes it binds, or its count when it binds none
+PacedRun = Callable[
+    [Context, Env, Callable[[Env], None] | None, list[Env], Failures], Iterator[NodeKey] | int
+]
 # A group of link rules (`Compiler.link_group`): failed bindings and errors tagged with the
 # index of their rule in the group.
 GroupRun = Callable[
@@ -48,6 +52,7 @@ __all__ = [
     "EvaluationError",
     "Failures",
     "GroupRun",
+    "PacedRun",
     "RuleRun",
 ]
 
@@ -326,6 +331,7 @@ class Compiler:
         # once per binding, not once per attribute read).
         self._node_attrs: dict[str, str] = {}
         self._free: frozenset[str] = frozenset()  # names read from `env`, bound by a rule
+        self._paced = False  # whether the rule being generated yields its kinds' nodes
         # Per function being generated (a stack: a metric is generated on its first use,
         # inside another function), its look-ups in the graph computed once at its start.
         self._hoisted: list[dict[str, tuple[str, bool]]] = []  # code -> (local, lazy)
@@ -400,16 +406,32 @@ class Compiler:
         appends `(partial_env, message)` to `errors` and evaluation goes on with the next
         binding: one bad record never hides the others. `bound` names the free variables
         `env` brings (an outer rule's bindings), as for `expr`.
+
         """
+        function: RuleRun = self._rule_run(name, bindings, bound, paced=False)
+        return function
+
+    def paced_function(self, name: str, bindings: tuple[ast.Binding, ...]) -> PacedRun:
+        """`rule_function` as a generator that yields each node of a kind a clause loops
+        over (`for s in session`) as it binds it, before its filter, so that a caller may
+        run several rules node by node (see `gates.run_tables`). A rule with no such
+        clause is a plain function: it binds everything when called."""
+        function: PacedRun = self._rule_run(name, bindings, (), paced=True)
+        return function
+
+    def _rule_run(
+        self, name: str, bindings: tuple[ast.Binding, ...], bound: Collection[str], paced: bool
+    ) -> Any:
         self._free = frozenset(bound)
+        self._paced = paced
         lines = [f"def {name}(ctx, env, sink, failed, errors):", "    PREAMBLE", "    n = 0"]
         try:
-            function: RuleRun = self._generated_rule(
+            return self._generated_rule(
                 name, lines, [_Rule(bindings, None)], "    return n", "return 0"
             )
         finally:
             self._free = frozenset()
-        return function
+            self._paced = False
 
     def link_group(self, decls: tuple[ast.LinkDecl, ...]) -> GroupRun:
         """Link rules, their requirements checked inline (the hot path). Rules whose first
@@ -542,6 +564,8 @@ class Compiler:
             if self._yields_nodes(binding.source, scope):
                 self._node_locals.add(local)
                 self._node_attrs[local] = f"r{depth}{suffix}"
+                if self._paced and isinstance(binding.source, ast.Name):
+                    lines.append(f"{indent}    yield {local}")
                 lines.append(f"{indent}    r{depth}{suffix} = A[{local}]")
         return lines, {**scope, var: local}, [*entries, f"{var!r}: {local}"]
 

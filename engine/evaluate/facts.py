@@ -104,8 +104,6 @@ class BundleFiles:
         """The strictly parsed JSON file inside the bundle; None when it is absent, would
         leave the bundle or does not parse."""
         if relative not in self._parsed:
-            if len(self._parsed) >= _PARSED_KEPT:  # rules read a file in a few places at once
-                self._parsed.pop(next(iter(self._parsed)))
             raw = self.read(relative)
             try:
                 if raw is None:
@@ -117,16 +115,23 @@ class BundleFiles:
                     self._strict.add(relative)
             except RulecheckError:
                 value = None
-            self._parsed[relative] = value
+            self._keep_parsed(relative, value)
         return self._parsed[relative]
 
-    def parsed_strictly(self, relative: str) -> None:
+    def _keep_parsed(self, relative: str, value: Any) -> None:
+        if len(self._parsed) >= _PARSED_KEPT:  # rules read a file in a few places at once
+            self._parsed.pop(next(iter(self._parsed)))
+        self._parsed[relative] = value
+
+    def parsed_strictly(self, relative: str, value: Any) -> None:
         """Note that the bytes `read(relative)` gives parsed as strict JSON elsewhere (a
-        nested check's document): parsed again here, they need not be searched again for
-        what strict JSON refuses. A campaign parses each review's answer twice, once to
-        check it and once for its raters' view."""
+        nested check's document) to `value`, which no one changes: asked for a moment
+        later, the file is that value (a campaign's raters' view hashes each answer its
+        check has just parsed: see `gates.run_tables`), and parsed again once no longer
+        kept, its bytes need not be searched again for what strict JSON refuses."""
         if self._digests.get(relative) is not None:
             self._strict.add(relative)
+            self._keep_parsed(relative, value)
 
     def sha256_and_size(self, relative: str) -> tuple[str, int] | None:
         """The sha256 and byte count of a file inside the bundle, as first read; None when

@@ -9,12 +9,21 @@ the ceiling is named with the running total at that point.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.evaluate.bindings import binding_ids
-from engine.evaluate.compile import Compiled, Compiler, Context, Env, Failures, RuleRun
+from engine.evaluate.compile import (
+    Compiled,
+    Compiler,
+    Context,
+    Env,
+    Failures,
+    PacedRun,
+    RuleRun,
+)
 from engine.evaluate.runtime import (
     FAILURES,
     EvaluationError,
@@ -28,6 +37,7 @@ from engine.evaluate.runtime import (
     lt,
     sub,
 )
+from engine.graph.build import NodeKey
 from engine.syntax import ast
 
 
@@ -354,17 +364,104 @@ def _cell(column: Compiled, ctx: Context, env: Env) -> Any:
 
 def run_table(table: CompiledTable, ctx: Context) -> TableResult:
     """Evaluate every row of a table; a binding that fails is a row of errors."""
-    rows: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
+    rows = _Rows(table, ctx)
+    table.bindings(ctx, {}, rows.add, [], rows.errors)
+    return rows.result()
 
-    def row(env: Env) -> None:
-        ids = binding_ids(env, ctx)
-        rows.append((ids, tuple(_cell(column, ctx, env) for _, column in table.columns)))
 
-    errors: Failures = []
-    table.bindings(ctx, {}, row, [], errors)
-    for env, message in errors:
-        ids = binding_ids(env, ctx) or ("error",)
-        rows.append((ids, tuple(CellError(message) for _ in table.columns)))
-    decl = table.decl
-    names = tuple(name for name, _ in table.columns)
-    return TableResult(decl.name.text, table.hash, decl.note, names, tuple(rows))
+def run_tables(tables: Sequence[tuple[CompiledTable, PacedRun]], ctx: Context) -> list[TableResult]:
+    """Tables that read nothing of each other (`protocol.derivation_runs`), each with its
+    bindings as `Compiler.paced_function` runs them, computed on one graph: those that
+    loop over kinds together, node by node, no table binding a node of a kind that an
+    earlier one loops over before that one has; a table that loops over none after the
+    tables before it, as one after the other would be. Each gives the rows `run_table`
+    gives, in its order; only when each row is computed differs. What a row of one table
+    reads is then what the row of an earlier one about the same node read a moment
+    before: a campaign's raters' view hashes each answer its check has just parsed, and
+    the answer is read and parsed once."""
+    done: dict[int, TableResult] = {}
+    pacers: list[tuple[int, _Pacer]] = []
+    for index, (table, paced) in enumerate(tables):
+        if inspect.isgeneratorfunction(paced):
+            earlier = tuple(pacer for _index, pacer in pacers)
+            pacers.append((index, _Pacer(_Rows(table, ctx), paced, ctx, earlier)))
+        else:
+            _finish(pacers, done)
+            done[index] = run_table(table, ctx)
+    _finish(pacers, done)
+    return [done[index] for index in range(len(tables))]
+
+
+def _finish(pacers: list[tuple[int, _Pacer]], done: dict[int, TableResult]) -> None:
+    """Run paced tables to their end, the last first (it pulls the earlier ones along)."""
+    for _index, pacer in reversed(pacers):
+        pacer.finish()
+    done.update((index, pacer.rows.result()) for index, pacer in pacers)
+    pacers.clear()
+
+
+class _Rows:
+    """The rows of one table as its bindings reach them."""
+
+    def __init__(self, table: CompiledTable, ctx: Context) -> None:
+        self.table, self.ctx = table, ctx
+        self.rows: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
+        self.errors: Failures = []
+
+    def add(self, env: Env) -> None:
+        ids = binding_ids(env, self.ctx)
+        columns = self.table.columns
+        self.rows.append((ids, tuple(_cell(column, self.ctx, env) for _, column in columns)))
+
+    def result(self) -> TableResult:
+        rows = list(self.rows)
+        for env, message in self.errors:
+            ids = binding_ids(env, self.ctx) or ("error",)
+            rows.append((ids, tuple(CellError(message) for _ in self.table.columns)))
+        decl = self.table.decl
+        names = tuple(name for name, _ in self.table.columns)
+        return TableResult(decl.name.text, self.table.hash, decl.note, names, tuple(rows))
+
+
+class _Pacer:
+    """One table of `run_tables`, run a node at a time."""
+
+    def __init__(
+        self, rows: _Rows, paced: PacedRun, ctx: Context, earlier: tuple[_Pacer, ...]
+    ) -> None:
+        self.earlier = earlier
+        self.reached: set[NodeKey] = set()
+        self.kinds = _kinds_looped(rows.table.decl)
+        steps = paced(ctx, {}, rows.add, [], rows.errors)
+        assert not isinstance(steps, int)  # a generator function (`run_tables`)
+        self.steps: Iterator[NodeKey] | None = steps
+        self.rows = rows
+
+    def reach(self, node: NodeKey) -> None:
+        """Run on until this table has bound `node`, when it loops over the node's kind
+        and has not yet (else until it is done)."""
+        if self.steps is None or node[0] not in self.kinds or node in self.reached:
+            return
+        for bound in self.steps:
+            self._bind(bound)
+            if bound == node:
+                return
+        self.steps = None
+
+    def finish(self) -> None:
+        """Run to the end."""
+        if self.steps is not None:
+            for bound in self.steps:
+                self._bind(bound)
+            self.steps = None
+
+    def _bind(self, node: NodeKey) -> None:
+        self.reached.add(node)
+        for pacer in self.earlier:
+            pacer.reach(node)
+
+
+def _kinds_looped(decl: ast.TableDecl) -> frozenset[str]:
+    """The names a table's clauses loop over: among them the kinds whose nodes its paced
+    bindings yield (a name that is not a kind there yields nothing to wait for)."""
+    return frozenset(b.source.id for b in decl.bindings if isinstance(b.source, ast.Name))

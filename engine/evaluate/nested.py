@@ -308,7 +308,7 @@ class NestedChecker:
                     raise
                 return None, list(error.diagnostics)
             if relative is not None and raw is not None and document.format == "json":
-                self._files.parsed_strictly(relative)
+                self._files.parsed_strictly(relative, document.value)
         found = schema_problems(document, schema[1], code) if schema is not None else []
         if key is not None:
             if len(self._recent) >= _RECENT_FILES:

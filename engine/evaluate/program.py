@@ -18,7 +18,7 @@ from engine.check.decisions import gates_read
 from engine.check.protocols import reads
 from engine.check.symbols import location
 from engine.errors import Diagnostic, Severity
-from engine.evaluate.compile import Compiled, Compiler, Context
+from engine.evaluate.compile import Compiled, Compiler, Context, PacedRun
 from engine.evaluate.gates import (
     CompiledBudget,
     CompiledGate,
@@ -200,6 +200,7 @@ class Program:
     _links_of: dict[str, tuple[CompiledLink, ...]] = field(default_factory=dict)
     _groups_of: dict[str, tuple[LinkGroup, ...]] = field(default_factory=dict)
     _releases_of: dict[str, tuple[Held | None, ...]] = field(default_factory=dict)
+    _paced: dict[str, PacedRun] = field(default_factory=dict)
 
     @property
     def schedule(self) -> tuple[Step, ...]:
@@ -270,6 +271,14 @@ class Program:
         step = self.step(name)
         assert isinstance(step, CompiledTable)
         return step
+
+    def paced_table(self, name: str) -> PacedRun:
+        """Table `name`'s bindings run a node at a time (`Compiler.paced_function`),
+        compiled when first asked for: only tables derived together run so."""
+        if name not in self._paced:
+            decl = self.table(name).decl
+            self._paced[name] = self.compiler.paced_function(f"table_{name}_paced", decl.bindings)
+        return self._paced[name]
 
     def graph_reading(self, name: str, *rules: str) -> GraphSpec:
         """The kinds of graph `name` that the rules `rules` read, directly or through what

@@ -22,9 +22,8 @@ from engine.bundle.protocol_bundle import (
 )
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
-from engine.evaluate.compile import Context
 from engine.evaluate.facts import BundleFiles
-from engine.evaluate.gates import CellError, TableResult, run_table
+from engine.evaluate.gates import CellError, TableResult, run_table, run_tables
 from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
 from engine.evaluate.nested import NestedChecker
 from engine.evaluate.program import DecisionResult, Program
@@ -203,12 +202,16 @@ def _evaluate_protocol(
     nested = NestedChecker(program, root, files=files).check
     done: dict[str, TableResult] = {}
     for run in derivation_runs(program, graph_name, protocol.documents):
-        tables_run = [clause.table.text for clause in run if clause.table is not None]
-        spec = program.graph_reading(graph_name, *tables_run)
+        names = [clause.table.text for clause in run if clause.table is not None]
+        spec = program.graph_reading(graph_name, *names)
         ctx = documents_context(spec, program, documents, root, nested, files)
-        for clause in run:
-            document, table = derive_document(program, ctx, clause)
-            documents[clause.name.text] = document
+        if len(names) == 1:
+            computed = [run_table(program.table(names[0]), ctx)]
+        else:
+            paced = [(program.table(n), program.paced_table(n)) for n in names]
+            computed = run_tables(paced, ctx)
+        for clause, table in zip(run, computed, strict=True):
+            documents[clause.name.text] = derived_document(clause, table, ctx.graph)
             done[table.name] = table
     bundle = dataclasses.replace(bundle, documents=documents)
     graph = evaluate_documents(
@@ -252,22 +255,18 @@ def derivation_runs(
     return [*runs, tuple(run)] if run else runs
 
 
-def derive_document(
-    program: Program, ctx: Context, clause: ast.DocumentClause
-) -> tuple[Document, TableResult]:
-    """`document NAME from table T`: T evaluated on `ctx`, the graph of the kinds it reads
-    (and those the other tables of its run read: see `derivation_runs`), built from the
-    documents so far (the checker makes sure it reads nothing else); each row becomes a
-    record whose members are the columns, as JSON values (a node as its id). Returns the
-    document and the table's result (the report shows it as computed).
+def derived_document(clause: ast.DocumentClause, table: TableResult, graph: Graph) -> Document:
+    """`document NAME from table T`: the rows of T, computed on `graph`, the graph of the
+    kinds it reads (and those the other tables of its run read: see `derivation_runs`),
+    built from the documents so far (the checker makes sure it reads nothing else); each
+    row becomes a record whose members are the columns, as JSON values (a node as its id).
 
     Raises:
-        RulecheckError: exit 1 when a cell of the table cannot be evaluated (the record
-            would be wrong).
+        RulecheckError: exit 1 when a cell of the table has no value (the record would be
+            wrong).
     """
     assert clause.table is not None
-    table = run_table(program.table(clause.table.text), ctx)
-    records, missing = table_records(table, ctx.graph)
+    records, missing = table_records(table, graph)
     problems = [
         _cell_problem(clause, table.hash, cell.ids, cell.column, cell.why) for cell in missing
     ]
@@ -275,8 +274,7 @@ def derive_document(
         raise RulecheckError(problems, ExitCode.REFUSED)
     shown = f"table {clause.table.text}"
     source = SourceBytes(canonical_json(records), shown, held=True)
-    document = Document(clause.name.text, shown, DERIVED_FORMAT, records, source)
-    return document, table
+    return Document(clause.name.text, shown, DERIVED_FORMAT, records, source)
 
 
 def _cell_problem(
