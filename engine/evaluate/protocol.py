@@ -8,7 +8,7 @@ the verdict decision and the report tables.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -202,17 +202,7 @@ def _evaluate_protocol(
     nested = NestedChecker(program, root, files=files).check
     done: dict[str, TableResult] = {}
     for run in derivation_runs(program, graph_name, protocol.documents):
-        names = [clause.table.text for clause in run if clause.table is not None]
-        spec = program.graph_reading(graph_name, *names)
-        ctx = documents_context(spec, program, documents, root, nested, files)
-        if len(names) == 1:
-            computed = [run_table(program.table(names[0]), ctx)]
-        else:
-            paced = [(program.table(n), program.paced_table(n)) for n in names]
-            computed = run_tables(paced, ctx)
-        for clause, table in zip(run, computed, strict=True):
-            documents[clause.name.text] = derived_document(clause, table, ctx.graph)
-            done[table.name] = table
+        done.update(_derive(program, graph_name, run, documents, (root, nested, files)))
     bundle = dataclasses.replace(bundle, documents=documents)
     graph = evaluate_documents(
         program, graph_name, documents, optional, root, nested, done, tables, files
@@ -253,6 +243,27 @@ def derivation_runs(
             run = []
         run.append(clause)
     return [*runs, tuple(run)] if run else runs
+
+
+def _derive(
+    program: Program,
+    graph: str,
+    run: tuple[ast.DocumentClause, ...],
+    documents: dict[str, Document],
+    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any], BundleFiles],
+) -> dict[str, TableResult]:
+    """The documents of one derivation run, added to `documents`, and their tables by
+    name. The run's graph and what its metrics kept go when it returns, before the
+    protocol's whole graph is built."""
+    names = [clause.table.text for clause in run if clause.table is not None]
+    ctx = documents_context(program.graph_reading(graph, *names), program, documents, *where)
+    if len(names) == 1:
+        computed = [run_table(program.table(names[0]), ctx)]
+    else:
+        computed = run_tables([(program.table(n), program.paced_table(n)) for n in names], ctx)
+    for clause, table in zip(run, computed, strict=True):
+        documents[clause.name.text] = derived_document(clause, table, ctx.graph)
+    return {table.name: table for table in computed}
 
 
 def derived_document(clause: ast.DocumentClause, table: TableResult, graph: Graph) -> Document:
