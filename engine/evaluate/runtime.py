@@ -996,10 +996,10 @@ def data_sha256(value: Any) -> str:
     JSON file, a text, a whole number, a map of such): `json_data` would give it back, or
     a copy with the same leaves, so it is encoded as it is, without the walk that says
     so (a campaign's blinded view hashes each answer's final object)."""
-    from engine.freeze.canonical import canonical_json
+    from engine.freeze.canonical import canonical_data_json
 
     try:
-        raw = canonical_json(value)
+        raw = canonical_data_json(value)
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()

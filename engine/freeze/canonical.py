@@ -165,6 +165,29 @@ def canonical_json(value: Any) -> bytes:
 _TREE_ENCODER = json.JSONEncoder(**_CANONICAL, check_circular=False)
 
 
+def canonical_data_json(value: Any) -> bytes:
+    """`canonical_json` of JSON data as a JSON file parses (what `strictjson` gives: texts,
+    whole numbers, booleans, null, lists, maps with text keys, and numbers written with a
+    fraction or an exponent as `JsonFloat`), never a plain float, which orjson would write
+    in digits of its own: the same bytes, written by orjson, several times faster on a
+    large object (a campaign's blinded view hashes each review's final answer). orjson
+    writes these as `canonical_json` does (keys in code point order, no blanks, UTF-8, the
+    same escapes) and refuses the rest: a `JsonFloat` (whose digits are Python's), any
+    other subclass of a text, number, list or map, an integer past 64 bits, a lone
+    surrogate, a key that is not text, nesting past its depth. Such a value is written by
+    `canonical_json`, as it always was.
+
+    Raises:
+        TypeError, ValueError: as `canonical_json`, for a value that is not JSON data.
+    """
+    import orjson  # a command that hashes no data does not load it
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except orjson.JSONEncodeError:
+        return canonical_json(value)
+
+
 def canonical_tree_json(value: Any) -> bytes:
     """`canonical_json` of a value that holds no cycle by construction (the payload of a
     declaration's hash: its canonical form, the hashes it uses): the same bytes. A
