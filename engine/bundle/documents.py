@@ -416,15 +416,15 @@ def load_document(
     shared: dict[str, str] = {} if texts is None else texts
     new_record = record_maker(("jsonl", name))  # one key table for the document's records
     source = SourceBytes(raw, file)
-    digests = bytearray()
+    digests = bytearray() if not source.held else None  # else hashed when asked for
     for number, begin, end in _line_spans(raw):
         line = raw[begin:end]
-        if not line.strip():
+        if not line or line.isspace():  # blank: strip() would copy every line
             continue
         try:
             records.append(_sharing(loads_strict(line, file), shared, new_record))
             spans.append((number, begin, end))
-            if not source.held:
+            if digests is not None:
                 digests += hashlib.sha256(line.rstrip(b"\r")).digest()
         except RulecheckError as error:
             problems += [
@@ -437,7 +437,7 @@ def load_document(
             ]
     if problems:
         raise RulecheckError(problems, ExitCode.REFUSED)
-    lines = RecordLines(source, spans, bytes(digests))
+    lines = RecordLines(source, spans, bytes(digests or b""))
     return Document(name, file, kind, records, source, record_lines=lines)
 
 
