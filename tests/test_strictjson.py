@@ -193,6 +193,19 @@ def test_trailing_data() -> None:
     assert message(b"[]\n\nmore text") == "unexpected `more text` after the top-level value"
 
 
+@pytest.mark.parametrize(
+    "raw", [b'{"a": 1}', b' \n\t{"a": 1}', b'{"a": 1}\r\n ', b'\r\n{"a": 1}\n\n'], ids=repr
+)
+def test_blanks_around_a_value_keep_the_fast_path(
+    raw: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(text: str, source: str) -> Any:
+        raise AssertionError("the exact scanner ran")
+
+    monkeypatch.setattr(strictjson, "_slow_path", slow)
+    assert loads_strict(raw, "f.json") == {"a": 1}
+
+
 def test_trailing_whitespace_is_fine() -> None:
     assert loads_strict(b' \t{"a": 1} \r\n\n\t ', SOURCE) == {"a": 1}
 
