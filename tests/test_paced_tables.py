@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.bundle import documents
+from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate import facts, gates
 from tests.cli_run import CliRun
 
@@ -111,3 +112,26 @@ def test_tables_computed_together_give_the_rows_they_give_alone(
     # the view read and parsed each report again: what computing them together spares
     assert reads["read:r3.json"] == 2
     assert reads["parsed again"] == _REPORTS
+
+
+def test_a_file_changed_while_tables_run_together_stops_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error that stops the evaluation (here `INPUT_CHANGED`, raised for the 31st
+    report as the view reads it) leaves the tables run together as it leaves one table:
+    exit 2, the typed diagnostic, no traceback."""
+    root = _bundle(tmp_path / "bundle")
+    json_document = facts.BundleFiles.json
+
+    def changed(self: facts.BundleFiles, relative: str) -> object:
+        if relative == "reports/r30.json":
+            where = Location(str(root / relative))
+            diagnostic = Diagnostic("INPUT_CHANGED", "changed while it was checked", where)
+            raise RulecheckError([diagnostic], ExitCode.USAGE)
+        return json_document(self, relative)
+
+    monkeypatch.setattr(facts.BundleFiles, "json", changed)
+    run = CliRun(["check", str(root), "--rules", str(RULES), "--format", "json"])
+    run.assert_clean()
+    assert run.exit_code == 2, run.stdout
+    assert [d["code"] for d in run.data["diagnostics"]] == ["INPUT_CHANGED"]
