@@ -3,6 +3,7 @@ JSON file parses, and hands whatever its faster writer would write otherwise bac
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from typing import Any
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.bundle.strictjson import JsonFloat, loads_strict
+from engine.evaluate.runtime import json_sha256
 from engine.freeze import canonical
 from engine.freeze.canonical import canonical_data_json, canonical_json
 
@@ -81,3 +83,12 @@ def test_plain_data_is_written_without_canonical_json(monkeypatch: pytest.Monkey
     monkeypatch.setattr(canonical, "canonical_json", refused)
     value = loads_strict(b'{"b": [1, true, null, "t\\u00e9\\n"], "a": {"c": -7}}', "x.json")
     assert canonical_data_json(value) == b'{"a":{"c":-7},"b":[1,true,null,"t\xc3\xa9\\n"]}'
+
+
+@pytest.mark.parametrize("number", [1e-05, 1e16, 0.1, 123456789012345680.0])
+def test_json_sha256_of_a_plain_float_hashes_pythons_digits(number: float) -> None:
+    """`json_sha256` of any value (a YAML document's number is a plain float, which
+    orjson would write in digits of its own) hashes what `canonical_json` writes."""
+    value = {"n": number, "list": [number]}
+    expected = hashlib.sha256(canonical_json(value) + b"\n").hexdigest()
+    assert json_sha256(value) == expected

@@ -984,22 +984,31 @@ def json_at(ctx: Context, relative: Any, pointer: Any) -> Any:
 
 def json_sha256(value: Any) -> str:
     """The sha256 of a value's canonical JSON followed by a newline."""
+    from engine.freeze.canonical import canonical_json
+
     try:
         data = json_data(value)
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
-    return data_sha256(data)
+    # `json_data` keeps a plain float (a YAML document's number) as it is: only
+    # `canonical_json` writes it in Python's digits
+    return _written_sha256(canonical_json, data)
 
 
 def data_sha256(value: Any) -> str:
     """`json_sha256` of a value the compiler knows to be JSON data as parsed (a part of a
     JSON file, a text, a whole number, a map of such): `json_data` would give it back, or
     a copy with the same leaves, so it is encoded as it is, without the walk that says
-    so (a campaign's blinded view hashes each answer's final object)."""
+    so, and by `canonical_data_json` (a campaign's blinded view hashes each answer's
+    final object)."""
     from engine.freeze.canonical import canonical_data_json
 
+    return _written_sha256(canonical_data_json, value)
+
+
+def _written_sha256(write: Callable[[Any], bytes], value: Any) -> str:
     try:
-        raw = canonical_data_json(value)
+        raw = write(value)
     except (TypeError, ValueError) as error:
         raise EvaluationError(f"`json_sha256` needs a JSON value: {error}") from None
     return hashlib.sha256(raw + b"\n").hexdigest()
