@@ -406,7 +406,6 @@ class Compiler:
         appends `(partial_env, message)` to `errors` and evaluation goes on with the next
         binding: one bad record never hides the others. `bound` names the free variables
         `env` brings (an outer rule's bindings), as for `expr`.
-
         """
         function: RuleRun = self._rule_run(name, bindings, bound, paced=False)
         return function
