@@ -23,11 +23,11 @@ _REPORTS = 80
 _SEED = "seed-7"
 
 
-def _bundle(root: Path, empty_summary: int | None = None) -> Path:
+def _bundle(root: Path, empty_summary: int | None = None, reports: int = _REPORTS) -> Path:
     (root / "reports").mkdir(parents=True)
     (root / "settings.yaml").write_text(f"seed: {_SEED}\n", encoding="utf-8")
     lines = []
-    for number in range(_REPORTS):
+    for number in range(reports):
         summary = "" if number == empty_summary else f"summary {number}"
         report = {"summary": summary, "detail": list(range(number))}
         (root / "reports" / f"r{number}.json").write_text(json.dumps(report), encoding="utf-8")
@@ -135,3 +135,17 @@ def test_a_file_changed_while_tables_run_together_stops_the_check(
     run.assert_clean()
     assert run.exit_code == 2, run.stdout
     assert [d["code"] for d in run.data["diagnostics"]] == ["INPUT_CHANGED"]
+
+
+@pytest.mark.parametrize(("strict", "exit_code"), [([], 0), (["--strict"], 1)])
+def test_no_submission_binds_nothing_and_says_so(
+    tmp_path: Path, strict: list[str], exit_code: int
+) -> None:
+    """No submission: both tables computed together are empty and the link over their
+    rows says it binds nothing (`VACUOUS`), which `--strict` refuses; never a silent pass."""
+    root = _bundle(tmp_path / "bundle", reports=0)
+    run = CliRun(["check", str(root), "--rules", str(RULES), "--format", "json", *strict])
+    run.assert_clean()
+    assert run.exit_code == exit_code, run.stdout
+    assert run.data["tables"][0]["rows"] == []
+    assert [(w["code"], w["rule"]) for w in run.data["warnings"]] == [("VACUOUS", "reports_pass")]
