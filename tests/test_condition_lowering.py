@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cli_run import CliRun
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rulegen import check_texts
 
@@ -171,16 +171,29 @@ def test_inlined_operations_decide_as_their_calls_do(require: str) -> None:
     assert lowered == _outcome(Compiler(checked, inline=False), decl, documents)
 
 
-_SECOND_CLAUSES = ("", "  for y in x -> next\n", "  for t in x.tags\n")
+# Clauses after the first, which rules sharing the first clause may share too: with and
+# without filters, a source that raises on some records (`x.v`), two clauses deep.
+_SECOND_CLAUSES = (
+    "",
+    "  for y in x -> next\n",
+    "  for t in x.tags\n",
+    '  for t in x.tags where t != "v"\n',
+    "  for t in x.v\n",
+    "  for y in x -> next\n  for t in y.tags\n",
+    "  for y in x -> next where y.a > 1\n  for t in y.tags\n",
+)
 
 
 @st.composite
-def _rule_sharing_a_loop(draw: st.DrawFn, number: int) -> str:
-    """A link rule over `for x in rec` (or `union(rec)`, another loop), with a filter, a
-    second clause or neither."""
+def _rule_sharing_a_loop(draw: st.DrawFn, number: int, seconds: tuple[str, ...]) -> str:
+    """A link rule over `for x in rec` (or `union(rec)`, another loop), with a filter (one
+    that other rules may have too, or one of its own), and one of `seconds` (more clauses
+    or none)."""
     source = draw(st.sampled_from(["rec", "union(rec)"]))
-    where = f" where {draw(_condition(('x',)))}" if draw(st.booleans()) else ""
-    second = draw(st.sampled_from(_SECOND_CLAUSES))
+    where = draw(st.sampled_from(["", " where x.a > 0", "drawn"]))
+    if where == "drawn":
+        where = f" where {draw(_condition(('x',)))}"
+    second = draw(st.sampled_from(seconds))
     variables = ("x", "y") if "y in" in second else ("x",)
     require = draw(_condition(variables))
     if "t in" in second:
@@ -189,16 +202,32 @@ def _rule_sharing_a_loop(draw: st.DrawFn, number: int) -> str:
     return f"link r{number}\n{clauses}  require {require}\n  else reject C1\n"
 
 
+@st.composite
+def _rules_sharing_a_loop(draw: st.DrawFn) -> tuple[str, ...]:
+    """Two to four rules over `x`, their other clauses drawn from one or two of
+    `_SECOND_CLAUSES`, so that they often share them."""
+    seconds = tuple(draw(st.lists(st.sampled_from(_SECOND_CLAUSES), min_size=1, max_size=2)))
+    count = draw(st.integers(2, 4))
+    return tuple(draw(_rule_sharing_a_loop(number, seconds)) for number in range(count))
+
+
 @settings(max_examples=200, deadline=None)
-@given(
-    st.integers(2, 4).flatmap(lambda n: st.tuples(*map(_rule_sharing_a_loop, range(n)))), _RECORDS
+@given(_rules_sharing_a_loop(), _RECORDS)
+@example(  # a shared filter that raises, then a shared source that raises on a number
+    tuple(
+        f"link r{k}\n  for x in rec where x.v > 0\n  for t in x.v\n  require t != {k}\n"
+        "  else reject C1\n"
+        for k in range(2)
+    ),
+    [{"v": 1}, {"v": "u"}, {"v": [0, 1]}],
 )
 def test_rules_sharing_a_loop_find_what_each_finds_alone(
     rules: tuple[str, ...], records: list[dict[str, Any]]
 ) -> None:
-    """Rules whose first clause is the same run in one loop: each finds what it finds
-    run alone (the same failed bindings, errors, messages, order and count of bindings),
-    whatever the other rules' filters and requirements raise on the same record."""
+    """Rules whose first clause is the same run in one loop, and those that go on with
+    the same filter and clause share that clause's loop too: each finds what it finds run
+    alone (the same failed bindings, errors, messages, order and count of bindings),
+    whatever the other rules' filters, sources and requirements raise on the same record."""
     checked = check_texts({"groups.rules": _KINDS + "\n" + "\n".join(rules)})
     decls = [d for d in checked.declarations() if isinstance(d, ast.LinkDecl)]
     documents = {"data": {"recs": [{"id": f"r{i}", **r} for i, r in enumerate(records)]}}

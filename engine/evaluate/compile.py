@@ -25,6 +25,7 @@ from engine.check.replay import REPLAY_ARITY
 from engine.codecache import compiled
 from engine.evaluate import replay, runtime
 from engine.evaluate.runtime import Context, EvaluationError
+from engine.freeze.canonical import canonical_form, canonical_json
 from engine.graph.build import Graph, NodeKey
 from engine.syntax import ast
 from engine.textlines import line_count
@@ -287,6 +288,23 @@ class _Rule:
     slots: _Slots = _Slots()
 
 
+def _sharing_next_clause(rules: list[_Rule], depth: int) -> list[list[_Rule]]:
+    """`rules`, which share their clauses up to `depth`, in groups that also share that
+    clause's filter and their next clause (the same variable over the same source, as
+    written but for layout), each group where its first rule is; a rule with no next
+    clause is a group of its own."""
+    groups: dict[object, list[_Rule]] = {}
+    for position, rule in enumerate(rules):
+        key: object = position
+        if len(rule.bindings) > depth + 1:
+            here, after = rule.bindings[depth], rule.bindings[depth + 1]
+            key = canonical_json(
+                [canonical_form(here.where), after.var.text, canonical_form(after.source)]
+            )
+        groups.setdefault(key, []).append(rule)
+    return list(groups.values())
+
+
 def having_key(call: ast.Call) -> tuple[str, tuple[str, ...]]:
     """The key of the index a checked `having(KIND, {"a": x, ...})` looks up in the
     context: the kind and the attribute names, as written (`runtime.having`)."""
@@ -486,28 +504,53 @@ class Compiler:
 
     def _rule_lines(self, rules: list[_Rule]) -> list[str]:
         """The loops of `rules`: the first clause's, shared, and inside it each rule's
-        filter of it, its other clauses and its requirement, one rule after the other.
+        filter of it, its other clauses and its requirement, one rule after the other;
+        rules that go on with the same clause share its loop too (`_shared_lines`).
 
-        No statement `continue`s the shared loop (one rule's filter or error must not skip
+        No statement `continue`s a shared loop (one rule's filter or error must not skip
         the rules after it): a filter guards what follows it, and a source or requirement
         that cannot be evaluated records its error and binds nothing or fails nothing."""
         if not rules[0].bindings:  # a rule of no clauses (a budget's ledger): one binding
-            return self._rule_body(rules[0], {}, [], "    ")
+            return self._rule_body(rules[0], 0, {}, [], "    ")
         first = rules[0].bindings[0]
         lines, scope, entries = self._clause_lines(first, 0, rules, {}, [], "    ")
-        for rule in rules:
-            lines += self._rule_body(rule, scope, entries, "        ")
+        return lines + self._shared_lines(rules, 0, scope, entries, "        ")
+
+    def _shared_lines(
+        self, rules: list[_Rule], depth: int, scope: dict[str, str], entries: list[str], indent: str
+    ) -> list[str]:
+        """Inside the loop of clause `depth`, which `rules` share: the rules whose filter of
+        it and next clause are the same (`for t in c.supports` of a citation's two link
+        rules) filter once and share that clause's loop, and so on down; each other rule
+        goes on alone. Each rule binds what it binds alone, in the same order."""
+        lines: list[str] = []
+        for members in _sharing_next_clause(rules, depth):
+            if len(members) == 1:
+                lines += self._rule_body(members[0], depth, scope, entries, indent)
+                continue
+            slots = [member.slots for member in members]
+            found, inner = self._filter_lines(
+                members[0].bindings[depth], scope, entries, indent, *slots
+            )
+            more, inner_scope, inner_entries = self._clause_lines(
+                members[0].bindings[depth + 1], depth + 1, members, scope, entries, inner
+            )
+            deeper = self._shared_lines(
+                members, depth + 1, inner_scope, inner_entries, inner + "    "
+            )
+            lines += [*found, *more, *deeper]
         return lines
 
     def _rule_body(
-        self, rule: _Rule, scope: dict[str, str], entries: list[str], indent: str
+        self, rule: _Rule, start: int, scope: dict[str, str], entries: list[str], indent: str
     ) -> list[str]:
-        """One rule's lines inside the shared loop: its first clause's filter, its other
-        clauses, its requirement (or the sink's call)."""
+        """One rule's lines inside the loop of its clause `start`: that clause's filter,
+        its other clauses, its requirement (or the sink's call)."""
         slots = rule.slots
         lines: list[str] = []
-        for depth, binding in enumerate(rule.bindings):
-            if depth:
+        for depth in range(start, len(rule.bindings)):
+            binding = rule.bindings[depth]
+            if depth > start:
                 more, scope, entries = self._clause_lines(
                     binding, depth, [rule], scope, entries, indent
                 )
@@ -574,10 +617,11 @@ class Compiler:
         scope: dict[str, str],
         entries: list[str],
         indent: str,
-        slots: _Slots,
+        *slots: _Slots,
     ) -> tuple[list[str], str]:
         """A clause's `where`, guarding the lines after it (and their indent); one that
-        cannot be evaluated is an error, and filters the binding out."""
+        cannot be evaluated is an error of each rule it filters for, and filters the
+        binding out."""
         if binding.where is None:
             return [], indent
         env = _env_code(entries)
@@ -585,7 +629,8 @@ class Compiler:
             f"{indent}try:",
             *self._truth_lines(binding.where, scope, "w", indent + "    "),
             f"{indent}except _FAILURES as error:",
-            f"{indent}    {slots.error(env)}; w = False",
+            *(f"{indent}    {each.error(env)}" for each in slots[:-1]),
+            f"{indent}    {slots[-1].error(env)}; w = False",
             f"{indent}if w:",
         ], indent + "    "
 
