@@ -81,6 +81,20 @@ def test_the_generated_loop_builds_what_the_builder_builds_record_by_record(
     assert fast == slow
 
 
+def test_a_member_named_star_under_a_star_step_is_one_member_among_the_others() -> None:
+    """`records data "/groups/*/recs"` steps through every member of `groups`, a member
+    named `*` too (it looped, taken for the step again, until Python's recursion limit)."""
+    kinds = 'ruleset stars version "1"\n\nkind rec of g\n  records data "/groups/*/recs"\n'
+    kinds += "  key name\n  attr name: text\n"
+    groups = {"*": {"recs": [{"name": "a"}]}, "g": {"recs": [{"name": "b"}, {"name": "c"}]}}
+    graph = build_graph(
+        graph_spec(check_texts({"k.rules": kinds}), "g"), {"data": {"groups": groups}}
+    )
+    assert [graph.attrs[n]["name"] for n in graph.by_kind["rec"]] == ["a", "b", "c"]
+    assert [run.head for run in graph.runs["rec"][1]] == ["/groups/*/recs", "/groups/g/recs"]
+    assert graph.problems == ()
+
+
 def test_records_held_as_read_are_the_nodes_attributes_not_copies() -> None:
     records = [{"name": "r0", "n": 1, "tags": ["t"], "next": "r1"}, {"name": "r1", "ok": True}]
     graph = build_graph(

@@ -851,15 +851,20 @@ class _Builder:
             message = f"the key `{key}` of kind `{kind.name}` must be text, found {describe(value)}"
             self.problem("KEY_INVALID", message, document, f"{pointer}/{escape_token(key)}")
 
-    def records(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[_Found]:
+    def records(
+        self, kind: KindSpec, spec: RecordsSpec, document: Any, resolved: int = 0
+    ) -> list[_Found]:
         """The records a pointer finds, as runs (see `Run`); every problem with them reported.
 
         A token `*` steps through every element of the list (or member of the object)
-        found so far; the rest of the pointer is looked up in each."""
-        if "*" not in (_raw_tokens(spec.pointer) if spec.pointer else ()):
+        found so far; the rest of the pointer is looked up in each. The first `resolved`
+        tokens are steps already taken: a `*` among them is a member of that name."""
+        if not resolved and "*" not in (_raw_tokens(spec.pointer) if spec.pointer else ()):
             return self._records_at(kind, spec, document)
         tokens = spec.pointer.split("/")
-        star = tokens.index("*", 1)
+        star = next((at for at in range(resolved + 1, len(tokens)) if tokens[at] == "*"), 0)
+        if not star:
+            return self._records_at(kind, spec, document)
         head, rest = "/".join(tokens[:star]), "/".join(["", *tokens[star + 1 :]])
         found, value, reached = _lookup(document, head)
         if isinstance(value, list):
@@ -879,7 +884,7 @@ class _Builder:
         kept: list[_Found] = []
         for step in steps:
             inner = RecordsSpec(spec.document, f"{head}/{step}{rest}", spec.optional)
-            kept += self.records(kind, inner, document)
+            kept += self.records(kind, inner, document, star)
         return kept
 
     def _records_at(self, kind: KindSpec, spec: RecordsSpec, document: Any) -> list[_Found]:
