@@ -81,6 +81,92 @@ def test_the_generated_loop_builds_what_the_builder_builds_record_by_record(
     assert fast == slow
 
 
+_POINTERS = """ruleset pointers version "1"
+
+kind whole of g
+  records data ""
+  key name
+  attr name: text
+
+kind listed of g
+  records data "/recs"
+  records data "/groups/0/recs" optional
+  records data "/groups/*/recs" optional
+  records data "/m/0" optional
+  records data "/m/a~1b" optional
+  key name
+  attr name: text
+  attr n: number
+"""
+
+_RECORD = st.fixed_dictionaries(
+    {}, optional={"name": st.sampled_from(["a", "b", 1]), "n": st.sampled_from([1, "x"])}
+)
+_FOUND = st.one_of(
+    st.none(), st.integers(), _RECORD, st.lists(st.one_of(_RECORD, st.integers()), max_size=3)
+)
+_HOLDER = st.fixed_dictionaries(
+    {},
+    optional={
+        "recs": _FOUND,
+        "0": _FOUND,
+        "a/b": _FOUND,
+        "*": st.fixed_dictionaries({}, optional={"recs": _FOUND}),  # a member, not a step
+    },
+)
+_POINTED = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(["w", 2]),
+        "recs": _FOUND,
+        "groups": st.one_of(_FOUND, st.lists(_HOLDER, max_size=2), _HOLDER),
+        "m": st.one_of(_FOUND, _HOLDER),
+    },
+)
+
+
+def _read_pointer_by_pointer(spec: build.GraphSpec, documents: dict[str, Any]) -> Graph:
+    """The graph `build_graph` makes, each kind's `records` read by `_add_records`."""
+    builder = build._Builder({})
+    tables: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
+    by_kind, attrs, ids, runs = tables
+    for kind in spec.kinds:
+        keys: list[Any] = []
+        index: dict[str, Any] = {}
+        kind_runs: tuple[list[int], list[build.Run]] = ([], [])
+        for records in kind.records:
+            if records.document in documents:
+                document = documents[records.document]
+                into = (keys, attrs, index)
+                build._add_records(builder, kind, records, document, into, kind_runs, frozenset())
+        by_kind[kind.name], ids[kind.name] = keys, index
+        if kind_runs[1]:
+            runs[kind.name] = kind_runs
+    return Graph(by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs)
+
+
+def _read(graph: Graph) -> tuple[Any, ...]:
+    runs = {
+        kind: [(r.start, r.head, r.declared, r.records) for r in found]
+        for kind, (_starts, found) in graph.runs.items()
+    }
+    problems = [(p.code, p.message, p.location) for p in graph.problems]
+    return graph.by_kind, graph.attrs, graph.ids, runs, problems
+
+
+@settings(max_examples=400, deadline=None)
+@given(_POINTED)
+def test_the_generated_node_maker_reads_each_pointer_as_the_builder_does(
+    data: dict[str, Any],
+) -> None:
+    """Pointers read inline (a member, a member named `0` or `a/b`, a step into a list,
+    `*`) find the nodes, runs and problems that reading them one by one finds, whatever
+    lies at them."""
+    spec = graph_spec(check_texts({"p.rules": _POINTERS}), "g")
+    built = build_graph(spec, {"data": data})
+    assert _read(built) == _read(_read_pointer_by_pointer(spec, {"data": data}))
+
+
 def test_a_member_named_star_under_a_star_step_is_one_member_among_the_others() -> None:
     """`records data "/groups/*/recs"` steps through every member of `groups`, a member
     named `*` too (it looped, taken for the step again, until Python's recursion limit)."""

@@ -319,11 +319,29 @@ class GraphSpec:
 
     name: str
     kinds: tuple[KindSpec, ...]
+    # Per map of proofs (by identity, kept so that the identity is never reused): the
+    # function that makes the graph's nodes (see `node_maker`).
+    _makers: dict[int, tuple[object, _NodeMaker]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def documents(self) -> frozenset[str]:
         """The input documents this graph reads."""
         return frozenset(records.document for kind in self.kinds for records in kind.records)
+
+    def node_maker(self, proofs: Mapping[tuple[str, str], frozenset[str]]) -> _NodeMaker:
+        """`make(documents, builder, by_kind, attrs, ids, runs)`: every node of the graph
+        into the tables, each kind's records read as `_add_records` reads them. Generated
+        once per map of `proofs` (see `build_graph`): each kind's pointers are looked up
+        step by step inline and each run of records goes to the kind's `add_held` loop;
+        anything else (a pointer with `*`, a step that finds no member of an object, a
+        value that is no object or list of objects, a document with unquoted YAML
+        scalars) takes `_add_records`."""
+        kept = self._makers.get(id(proofs))
+        if kept is None:
+            kept = self._makers[id(proofs)] = (proofs, _node_maker(self, proofs))
+        return kept[1]
 
 
 def _attr_spec(name: str, type_name: str, as_text: bool) -> AttrSpec:
@@ -1068,34 +1086,11 @@ def build_graph(
     schemas, which they passed, already fixed (`graph_proofs`): they are not tested again.
     """
     builder = _Builder(unquoted or {})
-    proofs = proven or _PROOFS_NONE
     by_kind: dict[str, list[NodeKey]] = {}
     attrs: dict[NodeKey, dict[str, Any]] = {}
     ids: dict[str, dict[str, NodeKey]] = {}
     runs: dict[str, _Runs] = {}
-    for kind in spec.kinds:
-        keys: list[NodeKey] = []
-        index: dict[str, NodeKey] = {}
-        starts: list[int] = []
-        kind_runs: list[Run] = []
-        for records in kind.records:
-            if records.document not in documents:
-                continue
-            document = documents[records.document]
-            for head, found in builder.records(kind, records, document):
-                run = Run(len(keys), records.document, head, found, records.pointer)
-                starts.append(run.start)
-                kind_runs.append(run)
-                proof = proofs.get((kind.name, records.pointer), _NONE)
-                _add_nodes(builder, kind, run, (keys, attrs, index), proof)
-        by_kind[kind.name] = keys
-        # Made with the nodes at the cost of one look-up each, an index no edge follows
-        # is kept while small: most are never read, and a large one was a campaign's
-        # 93,491 manifest entries (4 MiB), made again the same if a rule asks.
-        if kind.target or len(index) < _UNREAD_INDEX_KEPT:
-            ids[kind.name] = index
-        if kind_runs:
-            runs[kind.name] = (starts, kind_runs)
+    spec.node_maker(proven or _PROOFS_NONE)(documents, builder, by_kind, attrs, ids, runs)
     id_members = {kind.name: kind.key for kind in spec.kinds}
     graph = Graph(
         by_kind, attrs, ids, {}, problems=tuple(builder.problems), runs=runs, keys=id_members
@@ -1106,14 +1101,112 @@ def build_graph(
     return graph
 
 
+# Made with the nodes at the cost of one look-up each, an index no edge follows is kept
+# while small: most are never read, and a large one was a campaign's 93,491 manifest
+# entries (4 MiB), made again the same if a rule asks.
 _UNREAD_INDEX_KEPT = 4096
+
+_NodeMaker = Callable[..., None]
+_Into = tuple[list[NodeKey], dict[NodeKey, dict[str, Any]], dict[str, NodeKey]]
+_ABSENT = object()  # a member a pointer's step does not find (no JSON value is this)
+
+
+def _add_records(
+    builder: _Builder,
+    kind: KindSpec,
+    records: RecordsSpec,
+    document: Any,
+    into: _Into,
+    kind_runs: tuple[list[int], list[Run]],
+    proven: frozenset[str],
+) -> None:
+    """The nodes of the records one `records` pointer finds in its document, each run of
+    them noted in `kind_runs` (its start, and the run); every problem reported."""
+    keys = into[0]
+    starts, found_runs = kind_runs
+    for head, found in builder.records(kind, records, document):
+        run = Run(len(keys), records.document, head, found, records.pointer)
+        starts.append(run.start)
+        found_runs.append(run)
+        _add_nodes(builder, kind, run, into, proven)
+
+
+def _node_maker(spec: GraphSpec, proofs: Mapping[tuple[str, str], frozenset[str]]) -> _NodeMaker:
+    """The function `GraphSpec.node_maker` gives, generated."""
+    names: dict[str, Any] = {
+        "_ABSENT": _ABSENT,
+        "DICTS": _DICT_CLASS,
+        "Run": Run,
+        "_add_records": _add_records,
+        "_add_rest": _add_rest,
+    }
+    lines = [
+        "def make(documents, builder, by_kind, attrs, ids, runs):",
+        "    unquoted = builder.unquoted",
+        "    numbers = builder.node_numbers",
+    ]
+    for k, kind in enumerate(spec.kinds):
+        names[f"KIND{k}"] = kind
+        lines.append("    keys = []; index = {}; starts = []; kind_runs = []")
+        for r, records in enumerate(kind.records):
+            proven = proofs.get((kind.name, records.pointer), _NONE)
+            tag = f"{k}_{r}"
+            names |= {f"RECORDS{tag}": records, f"PROOF{tag}": proven}
+            names[f"ADD{tag}"] = kind.add_held(proven)
+            lines += _records_lines(records, k, tag)
+        name = repr(kind.name)
+        kept = "" if kind.target else f"if len(index) < {_UNREAD_INDEX_KEPT}: "
+        lines += [
+            f"    by_kind[{name}] = keys",
+            f"    {kept}ids[{name}] = index",
+            f"    if kind_runs: runs[{name}] = (starts, kind_runs)",
+        ]
+    function: _NodeMaker = _generated(lines, "make", **names)
+    return function
+
+
+def _records_lines(records: RecordsSpec, k: int, tag: str) -> list[str]:
+    """The lines of `_node_maker` that add the nodes of one `records` pointer of kind
+    number `k` (`tag` names its constants)."""
+    document, pointer = repr(records.document), repr(records.pointer)
+    generic = (
+        f"_add_records(builder, KIND{k}, RECORDS{tag}, document, (keys, attrs, index), "
+        f"(starts, kind_runs), PROOF{tag})"
+    )
+    lines = [
+        f"    document = documents.get({document}, _ABSENT)",
+        "    if document is not _ABSENT:",
+    ]
+    if records.pointer and "*" in _raw_tokens(records.pointer):
+        return [*lines, f"        {generic}"]
+    lines.append("        found = document")
+    # a step into a list (`/items/0`) finds nothing here, and the generic reading looks
+    for token in _tokens(records.pointer) if records.pointer else ():
+        step = f"found.get({token!r}, _ABSENT) if found.__class__ is dict else _ABSENT"
+        lines.append(f"        found = {step}")
+    return [
+        *lines,
+        "        held = None",
+        f"        if {document} in unquoted: {generic}",
+        "        elif found.__class__ is list and DICTS.issuperset(map(type, found)): held = found",
+        "        elif found.__class__ is dict: held = [found]",
+        f"        else: {generic}",
+        "        if held:",
+        "            start = len(keys)",
+        "            if len(numbers) < start + len(held): builder.numbers_to(start + len(held))",
+        f"            run = Run(start, {document}, {pointer}, found, {pointer})",
+        "            starts.append(start); kind_runs.append(run)",
+        f"            done = ADD{tag}(held, keys, attrs, index, numbers)",
+        "            if done < len(held):",
+        f"                _add_rest(builder, KIND{k}, run, (keys, attrs, index), held, done)",
+    ]
 
 
 def _add_nodes(
     builder: _Builder,
     kind: KindSpec,
     run: Run,
-    into: tuple[list[NodeKey], dict[NodeKey, dict[str, Any]], dict[str, NodeKey]],
+    into: _Into,
     proven: frozenset[str],
 ) -> None:
     """The nodes of one run of records. A node's attributes are its record itself when the
@@ -1121,14 +1214,31 @@ def _add_nodes(
     convert); else a copy of the members the rules can read, converted. Its id stays in
     its key member (`Graph.id_of`)."""
     keys, attrs, index = into
-    document, records = run.document, run.records
+    records = run.records
+    records = records if isinstance(records, list) else [records]
+    numbers = builder.numbers_to(len(keys) + len(records))
+    plain = run.document not in builder.unquoted  # no YAML scalar to re-check
+    done = kind.add_held(proven)(records, keys, attrs, index, numbers) if plain else 0
+    _add_rest(builder, kind, run, into, records, done)
+
+
+def _add_rest(
+    builder: _Builder,
+    kind: KindSpec,
+    run: Run,
+    into: _Into,
+    records: list[dict[str, Any]],
+    done: int,
+) -> None:
+    """The nodes of a run's `records` from number `done` on, those `add_held` left: each
+    record looked at closely (see `_add_nodes`)."""
+    keys, attrs, index = into
+    document = run.document
     plain = document not in builder.unquoted  # no YAML scalar to re-check
     fields = kind.fields
     kind_name, key, width, kind_attrs = kind.name, kind.key, len(fields), kind.attrs
     held_as_read = kind.held_as_read
-    records = records if isinstance(records, list) else [records]
-    numbers = builder.numbers_to(len(keys) + len(records))
-    done = kind.add_held(proven)(records, keys, attrs, index, numbers) if plain else 0
+    numbers = builder.numbers_to(len(keys) + len(records) - done)
     for offset in range(done, len(records)):
         record = records[offset]
         node: NodeKey = (kind_name, numbers[len(keys)])
