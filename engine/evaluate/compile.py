@@ -1136,6 +1136,11 @@ class Compiler:
                 kind = node.args[1]
                 assert isinstance(kind, ast.Name)
                 return f"_of_kind({args[0]}, {kind.id!r})"
+            case "id_count" if self._is_node_local(args[0]) and self._assigns_temporaries():
+                # the count read where it was counted; the call only for a kind not yet
+                counts, local = self._graph_constant("G.id_counts"), f"t{next(self._counter)}"
+                got = f"({local} := {counts}.get({args[0]}))"
+                return f"({local} if {got} is not None else G.id_count({args[0]}))"
             case "id_count" if self._is_node_local(args[0]):
                 return f"G.id_count({args[0]})"
             case "id_count":

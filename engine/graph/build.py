@@ -582,23 +582,26 @@ class Graph:
                     found.setdefault((node, target), set()).add(label)
         return found
 
-    _id_counts: dict[str, dict[NodeKey, int]] = field(default_factory=dict)
+    # `id_count` of every node of the kinds counted so far (`_counted`): generated code
+    # reads a node's count here, and asks `id_count` only for a node it lacks.
+    id_counts: dict[NodeKey, int] = field(default_factory=dict)
+    _counted: set[str] = field(default_factory=set)
     _unions: dict[tuple[str, ...], list[NodeKey]] = field(default_factory=dict)
 
     def id_count(self, node: NodeKey) -> int:
         """How many nodes of `node`'s kind share its id (counted once per kind, for every
-        node of it: rules ask per node)."""
+        node of it, into `id_counts`: rules ask per node)."""
         kind = node[0]
-        counts = self._id_counts.get(kind)
-        if counts is None:
+        counts = self.id_counts
+        if kind not in self._counted:
+            self._counted.add(kind)
             nodes = self.by_kind.get(kind, [])
             if len(self.id_index(kind)) == len(nodes):  # as many texts as nodes: all distinct
-                counts = dict.fromkeys(nodes, 1)
+                counts.update(dict.fromkeys(nodes, 1))
             else:
                 keyed = [(n, _hashable_id(self.id_of(n))) for n in nodes]
                 counter = Counter(key for _, key in keyed)
-                counts = {n: counter[key] for n, key in keyed}
-            self._id_counts[kind] = counts
+                counts.update((n, counter[key]) for n, key in keyed)
         found = counts.get(node)
         if found is None:  # not a node of the graph's kind lists
             return sum(
