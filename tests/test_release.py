@@ -295,7 +295,12 @@ def test_edges_followed_backwards_first_are_those_of_the_edges_reversed(tmp_path
     documents = {
         "targets": [{"id": t} for t in ("t1", "t2", "t3")],
         "singles": [{"id": "s1", "to": "t2"}, {"id": "s2", "to": "nowhere"}, {"id": "s3"}],
-        "lists": [{"id": "m1", "to": ["t3", "t1", "t3", "gone"]}, {"id": "m2", "to": ["t2"]}],
+        "lists": [
+            {"id": "m1", "to": ["t3", "t1", "t3", "gone"]},
+            {"id": "m2", "to": ["t2"]},
+            {"id": "m3", "to": [1, None, ["t1"], {"id": "t3"}, "t2"]},  # only a text links
+            {"id": "m4", "to": 5},
+        ],
     }
     backwards_first = build_graph(program.graph("l"), documents)
     reversed_edges = backwards_first.incoming("to")
@@ -304,7 +309,7 @@ def test_edges_followed_backwards_first_are_those_of_the_edges_reversed(tmp_path
     forwards_first.outgoing["to"]
     assert list(forwards_first.incoming("to").items()) == list(reversed_edges.items())
     assert reversed_edges == {
-        ("target", 1): [("one_link", 0), ("many_links", 1)],
+        ("target", 1): [("one_link", 0), ("many_links", 1), ("many_links", 2)],
         ("target", 2): [("many_links", 0), ("many_links", 0)],
         ("target", 0): [("many_links", 0)],
     }

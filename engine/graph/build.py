@@ -1447,13 +1447,18 @@ def _add_incoming(
     for node in nodes:
         value = attrs[node].get(label)
         if value.__class__ is str:
-            target = reaches.get(value)
-            targets: Iterable[NodeKey] = () if target is None else (target,)
+            items: Sequence[Any] = (value,)
+        elif value.__class__ is list:
+            items = value  # read item by item: a list of ids is short, `_reached` a call more
         elif value is None:
             continue
         else:
-            targets = _reached(value, reaches)
-        for target in targets:  # as `Graph.incoming` appends them, inline (see there)
+            items = _links(value)
+        for item in items:  # as `Graph.incoming` appends them, inline (see there)
+            # only a text is an id the index holds: any other item reaches nothing
+            target = reaches.get(item) if item.__class__ is str or isinstance(item, str) else None
+            if target is None:
+                continue
             sources = reversed_edges.get(target)
             if sources is None:
                 reversed_edges[target] = [node]
