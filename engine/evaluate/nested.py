@@ -197,8 +197,8 @@ class NestedChecker:
             schema_failed = schema_failed or bool(found)
             loaded[name] = document
             documents[name] = document.value
-        shown = {name: str(path) for name, path in files.items()}
         if unparsed:
+            shown = {name: str(path) for name, path in files.items()}
             return FilesCheck(True, tuple(problems), shown)
         return self._evaluate(decl, (documents, loaded), problems, schema_failed, root)
 
