@@ -1396,9 +1396,11 @@ def _add_edges(
     the empty one): most records link once, many to the same node, and readers of edges
     never change a list. Where the first `_SHARING_TRIAL` such nodes reach as many nodes
     (one to one, such as a manifest's entry and its record), no list is shared: the table
-    of lists to share would be as large as the edges, for nothing."""
+    of lists to share would be as large as the edges, for nothing. Nor among no more
+    nodes than that (an answer's): what sharing saves is small, and looking for a list
+    to share cost more than making one."""
     no_edges: list[NodeKey] = []
-    single: dict[NodeKey, list[NodeKey]] | None = {}
+    single: dict[NodeKey, list[NodeKey]] | None = {} if len(nodes) > _SHARING_TRIAL else None
     shared = False
     for node in nodes:
         value = attrs[node].get(label)
