@@ -57,6 +57,8 @@ def _atoms(var: str) -> list[str]:
         f"{var}.v != {var}.f",
         f"{var}.v == {var}.b",
         f"{var}.v == 0.1",
+        f"{var}.v == 1",
+        f"{var}.v != 0",
         f"{var}.v in {{0.1, 1}}",
         f"{var}.v",
         f"{var}.f",

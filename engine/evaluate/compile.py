@@ -1245,6 +1245,10 @@ class Compiler:
         `_integers_inlined`."""
         if not self._assigns_temporaries():
             return f"_eq({left}, {right})"
+        if self._is_integer_literal(right):  # `id_count(r) == 1`: one test
+            first = f"t{next(self._counter)}"
+            test = f"({first} := {left}).__class__ is int"
+            return f"({first} == {right} if {test} else _eq({first}, {right}))"
         first, second = f"t{next(self._counter)}", f"t{next(self._counter)}"
         same = f"({first} := {left}).__class__ is ({second} := {right}).__class__"
         flat = f"{first}.__class__ is not list and {first}.__class__ is not dict"
