@@ -75,7 +75,8 @@ _SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 _UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPE: Final = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
-_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+_BLANK_CHARS: Final = " \t\n\r"  # the blanks JSON allows between tokens
+_WHITESPACE: Final = re.compile(f"[{_BLANK_CHARS}]*")
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS: Final = ("null", "true", "false")
 _NON_FINITE: Final = ("NaN", "Infinity", "-Infinity")
@@ -158,7 +159,7 @@ _FAST: Final = json.JSONDecoder(
 # skipped (a JSON Lines file's records are decoded one by one: the two frames of `decode`
 # and `raw_decode` were a fifth of a small record's time).
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _FAST.scan_once  # type: ignore[attr-defined]
-_BLANKS: Final = frozenset(" \t\n\r")
+_BLANKS: Final = frozenset(_BLANK_CHARS)
 # Same grammar, never raises for semantic problems; used to judge syntax exactly like the
 # fast path does, and for the value when the fast path raised a false alarm.
 _LENIENT: Final = json.JSONDecoder(
