@@ -288,19 +288,22 @@ class _Rule:
     slots: _Slots = _Slots()
 
 
+def clause_key(binding: ast.Binding) -> bytes:
+    """What makes two `for` clauses one loop: the same variable over the same source, as
+    written but for layout (their filters aside)."""
+    return canonical_json([binding.var.text, canonical_form(binding.source)])
+
+
 def _sharing_next_clause(rules: list[_Rule], depth: int) -> list[list[_Rule]]:
     """`rules`, which share their clauses up to `depth`, in groups that also share that
-    clause's filter and their next clause (the same variable over the same source, as
-    written but for layout), each group where its first rule is; a rule with no next
-    clause is a group of its own."""
+    clause's filter and their next clause (`clause_key`), each group where its first rule
+    is; a rule with no next clause is a group of its own."""
     groups: dict[object, list[_Rule]] = {}
     for position, rule in enumerate(rules):
         key: object = position
         if len(rule.bindings) > depth + 1:
             here, after = rule.bindings[depth], rule.bindings[depth + 1]
-            key = canonical_json(
-                [canonical_form(here.where), after.var.text, canonical_form(after.source)]
-            )
+            key = (canonical_json(canonical_form(here.where)), clause_key(after))
         groups.setdefault(key, []).append(rule)
     return list(groups.values())
 

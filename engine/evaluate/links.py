@@ -7,8 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.evaluate.bindings import describe_binding
-from engine.evaluate.compile import Compiler, Context, Env, GroupRun
-from engine.freeze.canonical import canonical_form, canonical_json
+from engine.evaluate.compile import Compiler, Context, Env, GroupRun, clause_key
 from engine.limits import MAX_FINDINGS
 from engine.syntax import ast
 
@@ -91,7 +90,7 @@ def group_links(
         first = link.decl.bindings[0]
         key: object = position
         if together(link.name):
-            key = (first.var.text, canonical_json(canonical_form(first.source)))
+            key = clause_key(first)
         members.setdefault(key, []).append(position)
     groups = []
     for positions in members.values():
