@@ -47,8 +47,9 @@ def describe_binding(
 
 def binding_ids(env: Env, ctx: Context) -> tuple[str, ...]:
     """The values a binding names, in binding order: a node's id (else the pointer of its
-    record), any other value as the reports write it. A gate's or a table's row needs
-    these and no location: a node is placed (its pointer made) only when it has no id."""
+    record) and any other value, each as the reports write values (`value_text`). A gate's
+    or a table's row needs these and no location: a node is placed (its pointer made) only
+    when it has no id."""
     graph = ctx.graph
     ids: list[str] = []
     for name, value in env.items():
@@ -57,20 +58,23 @@ def binding_ids(env: Env, ctx: Context) -> tuple[str, ...]:
         if isinstance(value, tuple) and value in graph.attrs:
             identity = graph.id_of(value)
             if identity is not None:
-                ids.append(str(identity))
+                ids.append(value_text(identity))
             else:
                 place = graph.place(value)
                 if place is not None and place[1]:
                     ids.append(place[1])
         else:
-            ids.append(_scalar(value))
+            ids.append(value_text(value))
     return tuple(ids)
 
 
-def _scalar(value: Any) -> str:
-    """A bound value that is not a node, as the reports write values: JSON's `null`,
-    `true` and `false`, a list or an object as JSON in the data's order, an exact number
-    as its text (`1/2`)."""
+def value_text(value: Any) -> str:
+    """A bound value or a node's id as the reports write values: a text as itself, JSON's
+    `null`, `true` and `false`, a list or an object as JSON in the data's order, an exact
+    number as its text (`1/2`). A node's id is not always a text: a record that failed its
+    schema is still linked, and its list id is written as JSON, never as Python writes it."""
+    if value.__class__ is str:
+        return value
     if value is None or value.__class__ is bool:
         return json.dumps(value)
     if isinstance(value, list | dict):

@@ -24,6 +24,7 @@ from typing import Any
 
 from engine.check.symbols import did_you_mean
 from engine.errors import Diagnostic, ExitCode, RulecheckError
+from engine.evaluate.bindings import value_text
 from engine.evaluate.gates import CompiledBudget, CompiledGate, Observation, RuleResult
 from engine.evaluate.program import DecisionResult, Program
 from engine.evaluate.protocol import ProtocolResult
@@ -401,7 +402,7 @@ class _Explainer:
         graph = self.ctx.graph
         for node in graph.attrs:
             identity = graph.id_of(node)
-            if identity is None or str(identity) not in wanted:
+            if identity is None or value_text(identity) not in wanted:
                 continue
             place = self.ctx.graph.place(node)
             if place is None:
@@ -411,7 +412,7 @@ class _Explainer:
             if loaded is None:
                 continue
             where = loaded.locate(pointer)
-            records.append(Record(str(identity), document, where.file, where.line, pointer))
+            records.append(Record(value_text(identity), document, where.file, where.line, pointer))
         return tuple(sorted(records, key=lambda r: (ids.index(r.id), r.document, r.pointer)))
 
 
