@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import gc
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rulegen import check_texts
 
+from engine.bundle.protocol_bundle import load_protocol_bundle
 from engine.bundle.schemac import compile_schema
+from engine.evaluate.nested import schema_proofs
+from engine.evaluate.program import compile_program
 from engine.graph import build
 from engine.graph.build import Graph, build_graph, graph_proofs, graph_spec
 from engine.limits import MAX_FINDINGS
+from engine.ruleset import load_ruleset
+from engine.syntax import ast
 
 _KINDS = """ruleset building version "1"
 
@@ -377,3 +383,40 @@ def test_a_graph_and_its_edges_are_freed_without_the_cyclic_collector() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+# ---- a protocol's bundle: the proofs of the schemas its documents passed ----------------
+
+_SHIPPED = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "bundle", "records"),
+    [
+        ("campaign", "campaign", ("session", "rating")),
+        ("system_comparison", "system-comparison", ("sys_session", "sys_score")),
+    ],
+)
+def test_a_shipped_bundle_builds_the_same_graph_with_its_schemas_proofs(
+    protocol: str, bundle: str, records: tuple[str, ...]
+) -> None:
+    ruleset = load_ruleset([_SHIPPED / "rules"])
+    program = compile_program(ruleset)
+    decl = ruleset.checked.symbols.of_type(ast.ProtocolDecl)[protocol]
+    loaded = load_protocol_bundle(_SHIPPED / "controls" / bundle, decl)
+    spec = program.graph(decl.graph[0].text)
+    proofs = schema_proofs(spec, decl, loaded.schemas)
+    # each JSON Lines record schema proves most of its members; a document of many files
+    # (`packets/*.json`) proves nothing, its schema being each file's
+    assert all(proofs[(kind, "")] for kind in records)
+    from_files = {
+        r.document for kind in spec.kinds for r in kind.records if (kind.name, r.pointer) in proofs
+    }
+    assert not from_files & {c.name.text for c in decl.documents if c.glob}
+    documents = {name: document.value for name, document in loaded.documents.items()}
+    unquoted = {n: u for n, d in loaded.documents.items() if (u := d.member_unquoted())}
+    with_proofs = build_graph(spec, documents, unquoted, proofs)
+    without = build_graph(spec, documents, unquoted)
+    assert with_proofs.problems == without.problems == ()
+    assert with_proofs.by_kind == without.by_kind
+    assert with_proofs.attrs == without.attrs

@@ -21,7 +21,7 @@ from engine.evaluate.facts import BundleFiles, Facts
 from engine.evaluate.gates import TableResult
 from engine.evaluate.program import Evaluation, Program
 from engine.gcpolicy import collector_paused
-from engine.graph.build import Graph, GraphSpec, build_graph, misspelt_members
+from engine.graph.build import Graph, GraphSpec, Proofs, build_graph, misspelt_members
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +85,12 @@ def evaluate_documents(
     done: Mapping[str, TableResult] | None = None,
     tables: Collection[str] | None = None,
     files: BundleFiles | None = None,
+    proven: Proofs | None = None,
 ) -> GraphResult:
     """Build graph `graph` from the documents and run every rule of it (of its tables,
     only those in `tables` when given); file builtins read the folder `root` through
-    `files` when given (shared with `nested`).
+    `files` when given (shared with `nested`). `proven`: the type tests the documents'
+    schemas, which they passed, make redundant (`build_graph`).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
@@ -96,7 +98,9 @@ def evaluate_documents(
     """
     check_inputs(program, graph, documents.keys(), optional)
     with collector_paused():  # see engine/gcpolicy.py
-        ctx = documents_context(program.graph(graph), program, documents, root, nested, files)
+        ctx = documents_context(
+            program.graph(graph), program, documents, root, nested, files, proven
+        )
         evaluation = program.evaluate(graph, ctx, frozenset(documents), done, tables)
     return GraphResult(graph, documents, evaluation, program.ruleset.hashed.ruleset_hash, ctx.graph)
 
@@ -108,9 +112,11 @@ def documents_context(
     root: Path | None = None,
     nested: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any] | None = None,
     files: BundleFiles | None = None,
+    proven: Proofs | None = None,
 ) -> Context:
     """The evaluation context of the graph `spec` built from the documents, with the facts
-    of the files they were read from (the bundle's `files`, when shared).
+    of the files they were read from (the bundle's `files`, when shared); the type tests
+    `proven` names are left out (`build_graph`).
 
     Raises:
         RulecheckError: exit 1 with every located problem when the documents do not hold
@@ -120,6 +126,7 @@ def documents_context(
         spec,
         {n: d.value for n, d in documents.items()},
         {n: unquoted for n, d in documents.items() if (unquoted := d.member_unquoted())},
+        proven,
     )
     if built.problems:
         raise RulecheckError(located_problems(built.problems, documents), ExitCode.REFUSED)

@@ -38,7 +38,7 @@ from engine.evaluate.links import EVALUATION_ERROR, Violation, link_violations
 from engine.evaluate.program import Program
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
-from engine.graph.build import build_graph, graph_proofs
+from engine.graph.build import GraphSpec, Proofs, build_graph, graph_proofs
 from engine.pickling import by_fields
 from engine.syntax import ast
 
@@ -101,7 +101,7 @@ class NestedChecker:
     # the bundle's files, shared with the rules that asked for the checks (see BundleFiles)
     files: BundleFiles | None = None
     # per protocol, the attribute type tests its documents' schemas make redundant
-    _proofs: dict[str, Mapping[tuple[str, str], frozenset[str]]] = field(default_factory=dict)
+    _proofs: dict[str, Proofs] = field(default_factory=dict)
     # the last files of the bundle loaded, whatever document they were: by path and
     # format, the document, the sha256 of the schema it was checked against, its problems
     _recent: dict[tuple[str, str], tuple[Document, str | None, list[Diagnostic]]] = field(
@@ -251,21 +251,17 @@ class NestedChecker:
             kept = self._schemas[id(clause)] = (clause, schema_validator(clause))
         return kept[1]
 
-    def _proven(
-        self, decl: ast.ProtocolDecl, graph_name: str
-    ) -> Mapping[tuple[str, str], frozenset[str]]:
+    def _proven(self, decl: ast.ProtocolDecl, graph_name: str) -> Proofs:
         """The type tests of graph `graph_name` that the JSON Schemas of `decl`'s documents
         make redundant once every document passed its schema (see `graph_proofs`)."""
         name = decl.name.text
         if name not in self._proofs:
-            schemas = {}
+            digests = {}
             for clause in decl.documents:
-                found, path = self.schema(clause), schema_path(clause)
-                if found is not None and path is not None:
-                    schema = json_schema(path, found[0])  # the bytes the validator checks
-                    if schema is not None:
-                        schemas[clause.name.text] = schema
-            self._proofs[name] = graph_proofs(self.program.graph(graph_name), schemas)
+                found = self.schema(clause)
+                if found is not None:
+                    digests[clause.name.text] = found[0]
+            self._proofs[name] = schema_proofs(self.program.graph(graph_name), decl, digests)
         return self._proofs[name]
 
     def _document(
@@ -315,6 +311,22 @@ class NestedChecker:
                 self._recent.pop(next(iter(self._recent)))
             self._recent[key] = (document, checked_against, found)
         return document, found
+
+
+def schema_proofs(spec: GraphSpec, decl: ast.ProtocolDecl, digests: Mapping[str, str]) -> Proofs:
+    """The type tests of graph `spec` that the JSON Schemas of `decl`'s documents make
+    redundant (`graph_proofs`), for the documents that passed the schema whose sha256
+    `digests` gives by document name. A document of many files is left out: its schema
+    is each file's, not the whole document's."""
+    schemas = {}
+    for clause in decl.documents:
+        digest, path = digests.get(clause.name.text), schema_path(clause)
+        if digest is None or path is None or clause.glob:
+            continue
+        schema = json_schema(path, digest)  # the bytes the validator checked
+        if schema is not None:
+            schemas[clause.name.text] = schema
+    return graph_proofs(spec, schemas)
 
 
 def _in_file(problem: Diagnostic, loaded: Mapping[str, Document]) -> Diagnostic:

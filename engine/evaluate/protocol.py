@@ -25,12 +25,12 @@ from engine.errors import Diagnostic, ExitCode, Location, RulecheckError
 from engine.evaluate.facts import BundleFiles
 from engine.evaluate.gates import CellError, TableResult, run_table, run_tables
 from engine.evaluate.inputs import GraphResult, documents_context, evaluate_documents
-from engine.evaluate.nested import NestedChecker
+from engine.evaluate.nested import NestedChecker, schema_proofs
 from engine.evaluate.program import DecisionResult, Program
 from engine.evaluate.runtime import json_data
 from engine.freeze.canonical import canonical_json
 from engine.gcpolicy import collector_paused
-from engine.graph.build import Graph
+from engine.graph.build import Graph, Proofs
 from engine.records import record_maker
 from engine.syntax import ast
 
@@ -200,12 +200,15 @@ def _evaluate_protocol(
     documents = dict(bundle.documents)
     files = BundleFiles(root)  # read once for every rule and every nested check
     nested = NestedChecker(program, root, files=files).check
+    # every document passed its schema (else the bundle was refused): what that proves
+    proven = schema_proofs(program.graph(graph_name), protocol, bundle.schemas)
+    where = (root, nested, files, proven)
     done: dict[str, TableResult] = {}
     for run in derivation_runs(program, graph_name, protocol.documents):
-        done.update(_derive(program, graph_name, run, documents, (root, nested, files)))
+        done.update(_derive(program, graph_name, run, documents, where))
     bundle = dataclasses.replace(bundle, documents=documents)
     graph = evaluate_documents(
-        program, graph_name, documents, optional, root, nested, done, tables, files
+        program, graph_name, documents, optional, root, nested, done, tables, files, proven
     )
     hashes = program.ruleset.hashed.by_name()
     return ProtocolResult(bundle, graph, hashes[protocol.name.text].hash)
@@ -250,7 +253,9 @@ def _derive(
     graph: str,
     run: tuple[ast.DocumentClause, ...],
     documents: dict[str, Document],
-    where: tuple[Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any], BundleFiles],
+    where: tuple[
+        Path, Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any], BundleFiles, Proofs
+    ],
 ) -> dict[str, TableResult]:
     """The documents of one derivation run, added to `documents`, and their tables by
     name. The run's graph and what its metrics kept go when it returns, before the

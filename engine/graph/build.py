@@ -272,7 +272,10 @@ def _add_held(kind: KindSpec, proven: frozenset[str]) -> _Adder:
 _SCHEMA_TYPE = {str: "string", bool: "boolean", int: "integer"}
 _LIST_OR_NULL = frozenset({"array", "null"})
 _TEXT_ONLY = frozenset({"string"})
-_PROOFS_NONE: Mapping[tuple[str, str], frozenset[str]] = {}
+# By kind and `records` pointer, the attributes whose type test a schema made redundant
+# (`graph_proofs`).
+Proofs = Mapping[tuple[str, str], frozenset[str]]
+_PROOFS_NONE: Proofs = {}
 
 
 def proven_attributes(kind: KindSpec, members: Mapping[str, MemberTypes]) -> frozenset[str]:
@@ -330,7 +333,7 @@ class GraphSpec:
         """The input documents this graph reads."""
         return frozenset(records.document for kind in self.kinds for records in kind.records)
 
-    def node_maker(self, proofs: Mapping[tuple[str, str], frozenset[str]]) -> _NodeMaker:
+    def node_maker(self, proofs: Proofs) -> _NodeMaker:
         """`make(documents, builder, by_kind, attrs, ids, runs)`: every node of the graph
         into the tables, each kind's records read as `_add_records` reads them. Generated
         once per map of `proofs` (see `build_graph`): each kind's pointers are looked up
@@ -1074,7 +1077,7 @@ def build_graph(
     spec: GraphSpec,
     documents: Mapping[str, Any],
     unquoted: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
-    proven: Mapping[tuple[str, str], frozenset[str]] | None = None,
+    proven: Proofs | None = None,
 ) -> Graph:
     """Build the graph of `spec` from parsed input documents (absent documents add nothing).
 
@@ -1134,7 +1137,7 @@ def _add_records(
         _add_nodes(builder, kind, run, into, proven)
 
 
-def _node_maker(spec: GraphSpec, proofs: Mapping[tuple[str, str], frozenset[str]]) -> _NodeMaker:
+def _node_maker(spec: GraphSpec, proofs: Proofs) -> _NodeMaker:
     """The function `GraphSpec.node_maker` gives, generated."""
     names: dict[str, Any] = {
         "_ABSENT": _ABSENT,
