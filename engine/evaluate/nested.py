@@ -22,6 +22,7 @@ that checks a single input (`rulecheck answer`) runs it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,8 +116,8 @@ class NestedChecker:
     def check(self, protocol: str, files: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
         """The result map of checking `protocol` over the bundle files and given values
         (computed once per evaluation for the same arguments: rules may ask repeatedly)."""
-        try:
-            key = canonical_json([protocol, dict(files), dict(given)])
+        try:  # by digest: a campaign holds one result per session, its key with it
+            key = hashlib.sha256(canonical_json([protocol, dict(files), dict(given)])).digest()
         except (TypeError, ValueError) as error:
             raise ValueError(
                 f"the files and given documents must be JSON values: {error}"
