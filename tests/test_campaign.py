@@ -547,6 +547,12 @@ def _m_truth_count(c: Campaign) -> None:
     rerate_truth(c)  # the raters were given this truth
 
 
+def _m_truth_repeated(c: Campaign) -> None:
+    obligations = c.truth["T1"]["obligations"]  # O1 again: it would count twice in 4-8 and R
+    obligations.append(copy.deepcopy(obligations[0]))
+    rerate_truth(c)  # the raters were given this truth
+
+
 def _m_packet(c: Campaign) -> None:
     items = c.packets["P11"]["items"]  # a 13th item: authentic, cited by no answer, one too many
     items.append({**items[0], "id": f"E{len(items) + 1}"})
@@ -674,6 +680,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "truth_frozen_per_task": ("TRUTH_FILE_MISSING", _m_truth_file_renamed, True),
     "truth_of_registered_tasks": ("TRUTH_TASK_UNKNOWN", _m_truth_unregistered, True),
     "truth_obligations_per_task": ("TRUTH_OBLIGATION_COUNT", _m_truth_count, True),
+    "truth_obligations_distinct": ("TRUTH_OBLIGATION_REPEATED", _m_truth_repeated, True),
     "packets_valid": ("PACKET_INVALID", _m_packet, True),
     # 000_bindings.rules
     "answers_are_as_metered": ("ANSWER_NOT_AS_METERED", _m_draft_edited_after_receipt, True),
@@ -721,11 +728,16 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "oracle_defects_founded": ("ORACLE_DEFECT_UNFOUNDED", _m_oracle_defect_unfounded, True),
 }
 
-# A pair of reviews that overlaps is also two requests that overlap on the host.
-IMPLIED = {"pair_runs_serially": ("host_runs_one_request_at_a_time",)}
+# A pair of reviews that overlaps is also two requests that overlap on the host; a copy of
+# a task's truth under another task holds that task's obligation IDs a second time.
+IMPLIED = {
+    "pair_runs_serially": ("host_runs_one_request_at_a_time",),
+    "truth_of_registered_tasks": ("truth_obligations_distinct",),
+}
 
 ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     (True, ("session_positions_are_the_run_order", "host_runs_one_request_at_a_time")),
+    (True, ("truth_obligations_distinct",)),
     (True, ("arms_interleaved_without_snapshot", "positions_follow_the_clock")),
     # (rehash on write, rules) -- the mutations of a group touch disjoint records
     (
