@@ -364,6 +364,19 @@ def _without_usage(source: Path, target: Path) -> None:
     write_eval_log(log, str(target))
 
 
+def _repeated_sample(source: Path, target: Path) -> None:
+    """The log at `source` (two epochs) with q2's second epoch replaced by a copy of its
+    first: every sample and epoch count still adds up, one (sample, epoch) is there twice
+    and one is missing. Written by inspect_ai's own writer, as JSON: an `.eval` file keeps
+    one entry per sample and epoch, where the copy would replace its original."""
+    log = read_eval_log(str(source))
+    samples = log.samples or []
+    first = next(s for s in samples if s.id == "q2" and s.epoch == 1)
+    second = next(i for i, s in enumerate(samples) if s.id == "q2" and s.epoch == 2)
+    samples[second] = first.model_copy(deep=True)
+    write_eval_log(log, str(target), format="json")
+
+
 def write_logs(out: Path, only: list[str] | None = None) -> None:
     """Run every case (or those named) and write its logs into `out`."""
     work = out / "raw"
@@ -375,6 +388,8 @@ def write_logs(out: Path, only: list[str] | None = None) -> None:
     if (out / "admitted.eval").exists():
         _without_usage(out / "admitted.eval", out / "no_usage.eval")
         _tampered_results(out / "admitted.eval", out / "tampered_results.eval")
+    if (out / "epochs.eval").exists():
+        _repeated_sample(out / "epochs.eval", out / "repeated_sample.json")
     shutil.rmtree(work, ignore_errors=True)
 
 

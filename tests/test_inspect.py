@@ -305,6 +305,19 @@ def test_several_epochs_are_each_a_sample_and_count_in_the_mean(logs: Path, tmp_
     assert sorted((s["sample_id"], s["epoch"]) for s in samples)[:2] == [("q1", 1), ("q1", 2)]
 
 
+def test_a_sample_and_epoch_listed_twice_is_refused_not_counted_twice(
+    logs: Path, tmp_path: Path
+) -> None:
+    # q2's second epoch replaced by a copy of its first: two epochs of q2 are still there,
+    # so only the copy's score (read by its first record alone) tells them apart
+    pack = _pack(tmp_path, planned_epochs="2")
+    run = _imported_check(logs, tmp_path, "repeated_sample.json", pack)
+    assert _verdict(run) == (1, False, "INVALID")
+    repeated = _located(run, "SAMPLE_NOT_SCORED_ONCE", "samples")
+    assert len(repeated) == 2 and all(v["ids"][0].endswith("/q2/1") for v in repeated)
+    assert set(_violations(run)) == {"SAMPLE_NOT_SCORED_ONCE"}
+
+
 def test_several_scorers_each_keep_their_value_and_the_pack_reads_the_one_registered(
     logs: Path, tmp_path: Path
 ) -> None:
