@@ -434,6 +434,13 @@ def _m_meter_missing(c: Campaign) -> None:
     receipt_of(c, session(c, "D1-T9", "D")["session_id"], "response")["reasoning_tokens"] = None
 
 
+def _m_meter_inconsistent(c: Campaign) -> None:
+    # a cached subset larger than the input total that includes it: the uncached remainder
+    # would be negative, and the review would cost less than it did
+    receipt = receipt_of(c, session(c, "E-T1-1", "B")["session_id"], "response")
+    receipt["cached_input_tokens"] = receipt["input_tokens"] + 1_000
+
+
 def _m_receipt_tariff(c: Campaign) -> None:
     receipt_of(c, session(c, "D1-T9", "A")["session_id"], "response")["price_card"] = "other"
 
@@ -647,6 +654,7 @@ ADMISSION_MUTATIONS: dict[str, tuple[str, Mutation, bool]] = {
     "dispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_dispatched_unrecorded, True),
     "undispatched_sessions_recorded": ("SESSION_UNRECORDED", _m_undispatched_unrecorded, True),
     "receipts_metered": ("METER_MISSING", _m_meter_missing, True),
+    "receipt_meters_consistent": ("METER_INCONSISTENT", _m_meter_inconsistent, True),
     "receipts_name_price_card": ("RECEIPT_TARIFF_MISMATCH", _m_receipt_tariff, True),
     "manifest_model_is_pinned": ("CONFIGURATION_NOT_PINNED", _m_model_not_pinned, True),
     "manifest_runtime_is_pinned": ("CONFIGURATION_NOT_PINNED", _m_runtime_not_pinned, True),
@@ -738,6 +746,7 @@ IMPLIED = {
 ADMISSION_GROUPS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     (True, ("session_positions_are_the_run_order", "host_runs_one_request_at_a_time")),
     (True, ("truth_obligations_distinct",)),
+    (True, ("receipt_meters_consistent",)),
     (True, ("arms_interleaved_without_snapshot", "positions_follow_the_clock")),
     # (rehash on write, rules) -- the mutations of a group touch disjoint records
     (
