@@ -150,7 +150,7 @@ def test_every_case_beside_the_bundle_holds_and_every_rule_has_both_outcomes() -
     assert run.data["passed"] == written and run.data["failed"] == 0
     [coverage] = run.data["coverage"]
     ours = [r for r in coverage["rule_outcomes"] if r["name"].startswith("sys_")]
-    assert len(ours) == 87
+    assert len(ours) == 88
     missing = [r["name"] for r in ours if not {"pass", "fail"} <= set(r["reached"])]
     assert missing == []
     rows = [r for r in coverage["decision_rows"] if r["decision"] == "sys_recommendation"]
