@@ -86,7 +86,7 @@ class Trace:
         return self.add("ledger", settled_usd=settled)
 
 
-def dispatch(t: Trace, attempt: str, node: str) -> None:
+def dispatch(t: Trace, attempt: str, node: str, reserved: str = "0.50") -> None:
     """The capacity decision that dispatches an attempt into its own worktree."""
     t.decided(
         "capacity",
@@ -95,7 +95,7 @@ def dispatch(t: Trace, attempt: str, node: str) -> None:
         "dispatch",
         "DISPATCHED",
         node=node,
-        reserved_usd="0.50",
+        reserved_usd=reserved,
         worktree=f"/run/worktrees/{attempt}/",
     )
 
@@ -239,8 +239,9 @@ def accounting(t: Trace, wrong: str = "") -> None:
         node="N1",
         cost_usd="0.10" if wrong == "late_usage" else "0.30",
     )
-    # A4: the provider never sends final usage: settled at the whole reservation.
-    dispatch(t, "A4", "N1")
+    # A4: the provider never sends final usage: settled at the whole reservation (or,
+    # wrongly, at its usage so far, under a reservation recorded as negative).
+    dispatch(t, "A4", "N1", "-0.50" if wrong == "negative_reservation" else "0.50")
     t.event("attempt", "A4", "start", "RUNNING", node="N1")
     t.add("usage", attempt="A4", request="A4-q1", cost_usd="0.05", final=False)
     t.decided("timer", "attempt", "A4", "timeout", "TIMED_OUT", node="N1")
@@ -250,14 +251,19 @@ def accounting(t: Trace, wrong: str = "") -> None:
         "settle",
         "SETTLED",
         node="N1",
-        cost_usd="0.05" if wrong == "conservative" else "0.50",
+        cost_usd="0.05" if wrong in ("conservative", "negative_reservation") else "0.50",
     )
     # The settlement delivered twice is one settlement (or, wrongly, a second one).
     if wrong == "settled_twice":
         t.event("attempt", "A4", "settle", "SETTLED", node="N1", cost_usd="0.50")
     else:
         t.again(settle, "duplicate_ignored", "SETTLED")
-    total = {"late_usage": "0.92", "conservative": "0.67", "settled_twice": "1.12"}
+    total = {
+        "late_usage": "0.92",
+        "conservative": "0.67",
+        "negative_reservation": "0.67",
+        "settled_twice": "1.12",
+    }
     closing(t, total.get(wrong, "1.12"))
 
 
@@ -430,6 +436,14 @@ TRACES: dict[str, tuple[str, str, Builder, list[str]]] = {
         "missing final usage causes conservative settlement",
         lambda t: accounting(t, "conservative"),
         ["missing_final_usage_settles_conservatively"],
+    ),
+    # A reservation recorded as negative makes any settlement conservative: the settlement
+    # below is the one `settlement_not_conservative` refuses, and only the sign says so.
+    "accounting/negative_reservation": (
+        "Attempt and Accounting",
+        "missing final usage causes conservative settlement",
+        lambda t: accounting(t, "negative_reservation"),
+        ["amounts_not_negative"],
     ),
     "accounting/settled_twice": (
         "Attempt and Accounting",
