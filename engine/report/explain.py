@@ -402,7 +402,8 @@ class _Explainer:
         graph = self.ctx.graph
         for node in graph.attrs:
             identity = graph.id_of(node)
-            if identity is None or value_text(identity) not in wanted:
+            text = None if identity is None else value_text(identity)
+            if text is None or text not in wanted:
                 continue
             place = self.ctx.graph.place(node)
             if place is None:
@@ -412,7 +413,7 @@ class _Explainer:
             if loaded is None:
                 continue
             where = loaded.locate(pointer)
-            records.append(Record(value_text(identity), document, where.file, where.line, pointer))
+            records.append(Record(text, document, where.file, where.line, pointer))
         return tuple(sorted(records, key=lambda r: (ids.index(r.id), r.document, r.pointer)))
 
 
